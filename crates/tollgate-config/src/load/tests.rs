@@ -1,0 +1,104 @@
+use std::collections::HashMap;
+
+use super::*;
+
+#[derive(Default)]
+struct FakeEnv(HashMap<String, String>);
+
+impl Environment for FakeEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+    fn read_file(&self, path: &Path) -> Result<Vec<u8>, String> {
+        Err(format!("no such file {}", path.display()))
+    }
+}
+
+const MINIMAL: &str = r#"
+[listen]
+public = "127.0.0.1:8080"   # MCP traffic: routes /mcp/{server}
+admin  = "127.0.0.1:9090"   # /healthz /readyz /metrics
+
+[[servers]]
+name = "everything"
+url = "http://127.0.0.1:3001/mcp"
+header_trust = "verify"     # or "upstream" (see DESIGN.md)
+"#;
+
+fn errors(text: &str) -> Vec<ConfigError> {
+    load_str(Path::new("gw.toml"), text, &FakeEnv::default()).unwrap_err().0
+}
+
+#[test]
+fn the_documented_minimal_config_loads_with_safe_defaults() {
+    let loaded = load_str(Path::new("gw.toml"), MINIMAL, &FakeEnv::default()).unwrap();
+    let c = loaded.config;
+    assert_eq!(c.servers[0].name.as_str(), "everything");
+    assert!(c.servers[0].legacy);
+    assert_eq!(c.limits.max_body_bytes, 4 * 1024 * 1024);
+    assert!(loaded.session_keys.is_empty());
+}
+
+#[test]
+fn unknown_keys_name_file_line_and_key() {
+    let text = MINIMAL.replace("header_trust = \"verify\"", "header_trust = \"verify\"\ncolour = 1");
+    let e = &errors(&text)[0];
+    assert_eq!(e.file, Path::new("gw.toml"));
+    assert_eq!(e.line, Some(10));
+    assert_eq!(e.key, "servers[0].colour");
+    assert!(e.message.contains("unknown field `colour`"), "{e}");
+    assert!(e.to_string().starts_with("gw.toml:10:"), "{e}");
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let e = &errors(&MINIMAL.replace("\"verify\"", "\"maybe\""))[0];
+    assert_eq!(e.key, "servers[0].header_trust");
+    assert_eq!(e.line, Some(9));
+    let e = &errors(&MINIMAL.replace("name = \"everything\"", "name = \"no spaces\""))[0];
+    assert_eq!(e.key, "servers[0].name");
+    assert!(e.message.contains("invalid server name"));
+}
+
+#[test]
+fn semantic_errors_are_all_reported_with_lines() {
+    let text = format!(
+        "{MINIMAL}\n[[servers]]\nname = \"everything\"\nurl = \"ftp://x/mcp\"\n\n[security]\nallowed_origins = [\"https://ok.example\", \"https://bad.example/path\"]\n"
+    );
+    let errs = errors(&text);
+    let keys: Vec<_> = errs.iter().map(|e| (e.key.as_str(), e.line)).collect();
+    assert_eq!(
+        keys,
+        vec![
+            ("security.allowed_origins[1]", Some(16)),
+            ("servers[1].name", Some(12)),
+            ("servers[1].url", Some(13)),
+        ]
+    );
+}
+
+#[test]
+fn session_keys_resolve_from_the_environment_and_never_print() {
+    let text = format!("{MINIMAL}\n[sessions]\nkey = {{ env = \"K\" }}\n");
+    let mut env = FakeEnv::default();
+    env.0.insert("K".into(), "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
+    let loaded = load_str(Path::new("gw.toml"), &text, &env).unwrap();
+    assert_eq!(loaded.session_keys[0].expose()[31], 31);
+    assert_eq!(format!("{:?}", loaded.session_keys[0]), "Secret([redacted])");
+    let e = &errors(&text)[0];
+    assert_eq!(e.key, "sessions.key");
+    assert!(e.message.contains("K is not set"));
+}
+
+#[test]
+fn syntax_errors_have_a_line() {
+    let e = &errors("[listen\npublic = 1")[0];
+    assert_eq!(e.line, Some(1));
+}
+
+#[test]
+fn schema_describes_servers() {
+    let s = schema().to_string();
+    assert!(s.contains("header_trust"));
+    assert!(s.contains("max_body_bytes"));
+}

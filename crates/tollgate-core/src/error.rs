@@ -1,0 +1,103 @@
+//! Error classes: what went wrong, independent of how it is reported.
+//!
+//! Every crate's error type implements [`Classify`]; the server's rescue
+//! layer maps an [`ErrorKind`] to an HTTP status and JSON-RPC code.
+
+/// The class of a failure on the request path.
+///
+/// The variants are the rows of `docs/errors.md`. Adding a variant forces the
+/// server's error mapping (an exhaustive `match`) to be extended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The body is not valid JSON.
+    ParseError,
+    /// The body is JSON but not a valid JSON-RPC request for this era
+    /// (e.g. a batch in the 2026-07-28 era).
+    InvalidRequest,
+    /// A required MCP standard header is missing, malformed, badly encoded or
+    /// disagrees with the body.
+    HeaderMismatch,
+    /// The protocol version named by the client is not one Tollgate serves.
+    UnsupportedProtocolVersion,
+    /// A modern-era request lacks a required `_meta` key.
+    MissingMeta,
+    /// The HTTP method is not served on this route (GET/DELETE on a
+    /// modern-only route).
+    MethodNotAllowed,
+    /// No configured MCP server has this route.
+    UnknownRoute,
+    /// The legacy session id is forged, expired or belongs to another route
+    /// or principal.
+    SessionNotFound,
+    /// The `Origin` header is present and not allowed.
+    ForbiddenOrigin,
+    /// The request headers exceed the configured limit.
+    HeadersTooLarge,
+    /// The request body exceeds the configured limit.
+    BodyTooLarge,
+    /// The content type is not `application/json`.
+    UnsupportedMediaType,
+    /// The gateway is at its concurrency limit and shed the request.
+    Overloaded,
+    /// The gateway is shutting down and no longer accepts new calls.
+    ShuttingDown,
+    /// The upstream refused or reset the connection, or answered garbage.
+    UpstreamUnavailable,
+    /// The upstream did not answer within the configured time.
+    UpstreamTimeout,
+    /// A bug or an unexpected internal failure.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order of `docs/errors.md`.
+    pub const ALL: [ErrorKind; 17] = [
+        ErrorKind::ParseError,
+        ErrorKind::InvalidRequest,
+        ErrorKind::HeaderMismatch,
+        ErrorKind::UnsupportedProtocolVersion,
+        ErrorKind::MissingMeta,
+        ErrorKind::MethodNotAllowed,
+        ErrorKind::UnknownRoute,
+        ErrorKind::SessionNotFound,
+        ErrorKind::ForbiddenOrigin,
+        ErrorKind::HeadersTooLarge,
+        ErrorKind::BodyTooLarge,
+        ErrorKind::UnsupportedMediaType,
+        ErrorKind::Overloaded,
+        ErrorKind::ShuttingDown,
+        ErrorKind::UpstreamUnavailable,
+        ErrorKind::UpstreamTimeout,
+        ErrorKind::Internal,
+    ];
+
+    /// A stable snake_case name, used in logs, metrics labels and docs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "parse_error",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::HeaderMismatch => "header_mismatch",
+            ErrorKind::UnsupportedProtocolVersion => "unsupported_protocol_version",
+            ErrorKind::MissingMeta => "missing_meta",
+            ErrorKind::MethodNotAllowed => "method_not_allowed",
+            ErrorKind::UnknownRoute => "unknown_route",
+            ErrorKind::SessionNotFound => "session_not_found",
+            ErrorKind::ForbiddenOrigin => "forbidden_origin",
+            ErrorKind::HeadersTooLarge => "headers_too_large",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::UnsupportedMediaType => "unsupported_media_type",
+            ErrorKind::Overloaded => "overloaded",
+            ErrorKind::ShuttingDown => "shutting_down",
+            ErrorKind::UpstreamUnavailable => "upstream_unavailable",
+            ErrorKind::UpstreamTimeout => "upstream_timeout",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+/// Implemented by every error type on the request path.
+pub trait Classify {
+    /// The class this error falls in.
+    fn kind(&self) -> ErrorKind;
+}

@@ -1,0 +1,13 @@
+//! Shared types for every Tollgate crate.
+//!
+//! This crate sits under all others: it owns the vocabulary the request path
+//! speaks (the [`ErrorKind`] classification every crate's errors map into, the
+//! [`Era`] of a call, the identity of a call as [`CallIdentity`]) without any
+//! I/O or HTTP knowledge. `tollgate-server` turns an [`ErrorKind`] into an HTTP
+//! status and a JSON-RPC error code in one exhaustive place.
+
+mod call;
+mod error;
+
+pub use call::{CallIdentity, Era, McpMethod};
+pub use error::{Classify, ErrorKind};

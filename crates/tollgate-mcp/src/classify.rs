@@ -1,0 +1,221 @@
+//! Era classification and header/body agreement for a POST.
+//!
+//! Follows PROTOCOL.md §5: the body is the source of truth; the headers are
+//! trusted alone only when the route's upstream enforces the 2026-07-28
+//! header rules itself (`header_trust = "upstream"`). Legacy traffic is never
+//! identified from headers.
+
+use serde_json::json;
+use tollgate_core::{Era, ErrorKind, McpMethod};
+
+use crate::{McpError, Message, MessageKind, ProtocolVersion, Result, Scanned, StandardHeaders};
+
+/// A classified POST: its era, protocol version and the messages it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// Modern (2026-07-28) or legacy.
+    pub era: Era,
+    /// The protocol version the client named, if any.
+    pub version: Option<ProtocolVersion>,
+    /// One entry per JSON-RPC message (several for a batch).
+    pub messages: Vec<Message>,
+    /// Whether the identity came from a body scan (false: headers only).
+    pub scanned: bool,
+}
+
+/// What the server must do to classify a POST.
+#[derive(Debug)]
+pub enum CallPlan {
+    /// The headers suffice (modern request, upstream enforces header rules):
+    /// forward the body unread.
+    HeadersOnly(Call),
+    /// Read the body (bounded) and call [`classify_post`].
+    ScanBody,
+}
+
+impl CallPlan {
+    /// Decide from the headers alone whether the body must be scanned.
+    ///
+    /// # Errors
+    ///
+    /// `UnsupportedProtocolVersion`, or `HeaderMismatch` for a malformed or
+    /// missing standard header on a modern request.
+    pub fn from_headers(headers: &StandardHeaders, trust_headers: bool, legacy_allowed: bool) -> Result<CallPlan> {
+        let version = header_version(headers, legacy_allowed)?;
+        let (true, Some(v @ ProtocolVersion::V2026_07_28)) = (trust_headers, version) else {
+            return Ok(CallPlan::ScanBody);
+        };
+        let Some(method) = &headers.method else {
+            // Possibly a notification, for which the headers are optional.
+            return Ok(CallPlan::ScanBody);
+        };
+        let method = method.clone()?;
+        if method == "initialize" {
+            return Ok(CallPlan::ScanBody);
+        }
+        let name = match (&headers.name, names_target(&method)) {
+            (Some(n), _) => Some(n.clone()?),
+            (None, true) => return Err(McpError::header(format!("Header mismatch: Mcp-Name is required for {method}"))),
+            (None, false) => None,
+        };
+        Ok(CallPlan::HeadersOnly(Call {
+            era: Era::Modern,
+            version: Some(v),
+            messages: vec![Message {
+                kind: MessageKind::Request,
+                id: None,
+                method,
+                name,
+                protocol_version: Some(v.as_str().to_owned()),
+                traceparent: None,
+            }],
+            scanned: false,
+        }))
+    }
+}
+
+/// Whether a method must carry `Mcp-Name` in the 2026-07-28 era.
+fn names_target(method: &str) -> bool {
+    McpMethod::from_name(method).requires_name()
+        || matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+}
+
+/// The supported versions for a route, for `-32022` error data.
+pub fn supported_versions(legacy_allowed: bool) -> Vec<&'static str> {
+    ProtocolVersion::ALL
+        .into_iter()
+        .filter(|v| legacy_allowed || v.era() == Era::Modern)
+        .map(ProtocolVersion::as_str)
+        .collect()
+}
+
+/// The `-32022` error for a version this route does not serve.
+pub fn unsupported_version(requested: &str, legacy_allowed: bool) -> McpError {
+    McpError::new(ErrorKind::UnsupportedProtocolVersion, "Unsupported protocol version").with_data(json!({
+        "supported": supported_versions(legacy_allowed),
+        "requested": requested,
+    }))
+}
+
+fn header_version(headers: &StandardHeaders, legacy_allowed: bool) -> Result<Option<ProtocolVersion>> {
+    match &headers.version {
+        None => Ok(None),
+        Some(Err(text)) => Err(unsupported_version(text, legacy_allowed)),
+        Some(Ok(v)) if v.era() == Era::Legacy && !legacy_allowed => Err(unsupported_version(v.as_str(), false)),
+        Some(Ok(v)) => Ok(Some(*v)),
+    }
+}
+
+/// Classify a scanned POST body together with its headers.
+///
+/// # Errors
+///
+/// The spec's rejections: `-32022` for an unknown version, `-32020` for a
+/// header that is missing, malformed or disagrees with the body, `-32602`
+/// for a modern request without its `_meta` version, `-32600` for a batch
+/// where batches are not allowed or a client response in the modern era.
+pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, legacy_allowed: bool) -> Result<Call> {
+    let version = header_version(headers, legacy_allowed).map_err(|e| e.with_id(scanned.first_id()))?;
+    let call = match scanned {
+        Scanned::Batch(messages) => classify_batch(version, messages)?,
+        Scanned::Single(m) => match version {
+            Some(v @ ProtocolVersion::V2026_07_28) => {
+                check_modern(headers, m).map_err(|e| e.with_id(m.id.clone()))?;
+                modern_call(v, m)
+            }
+            _ => classify_legacy(version, m).map_err(|e| e.with_id(m.id.clone()))?,
+        },
+    };
+    if call.era == Era::Legacy && !legacy_allowed {
+        let requested = call.version.map_or("unknown", ProtocolVersion::as_str);
+        return Err(unsupported_version(requested, false).with_id(scanned.first_id()));
+    }
+    Ok(call)
+}
+
+fn modern_call(v: ProtocolVersion, m: &Message) -> Call {
+    Call {
+        era: Era::Modern,
+        version: Some(v),
+        messages: vec![m.clone()],
+        scanned: true,
+    }
+}
+
+fn classify_batch(version: Option<ProtocolVersion>, messages: &[Message]) -> Result<Call> {
+    if messages.iter().any(|m| body_version(m).is_some_and(|v| v.era() == Era::Modern)) {
+        return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: batches are not allowed in 2026-07-28"));
+    }
+    if let Some(v) = version.filter(|v| !v.allows_batches()) {
+        return Err(McpError::new(ErrorKind::InvalidRequest, format!("Invalid Request: batches are not allowed in {v}")));
+    }
+    Ok(Call {
+        era: Era::Legacy,
+        version,
+        messages: messages.to_vec(),
+        scanned: true,
+    })
+}
+
+fn body_version(m: &Message) -> Option<ProtocolVersion> {
+    m.protocol_version.as_deref().and_then(ProtocolVersion::parse)
+}
+
+fn classify_legacy(version: Option<ProtocolVersion>, m: &Message) -> Result<Call> {
+    if let Some(claim) = body_version(m).filter(|v| v.era() == Era::Modern) {
+        return Err(match version {
+            None => McpError::header(format!("Header mismatch: MCP-Protocol-Version is required for {claim}")),
+            Some(v) => McpError::header(format!("Header mismatch: MCP-Protocol-Version {v} disagrees with the body ({claim})")),
+        });
+    }
+    Ok(Call {
+        era: Era::Legacy,
+        version,
+        messages: vec![m.clone()],
+        scanned: true,
+    })
+}
+
+/// The 2026-07-28 header/body agreement rules (PROTOCOL.md §2).
+fn check_modern(headers: &StandardHeaders, m: &Message) -> Result<()> {
+    if m.kind == MessageKind::Response {
+        return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: 2026-07-28 clients send no responses"));
+    }
+    let claim = m.protocol_version.as_deref();
+    if m.method == "initialize" && claim.is_none() {
+        return Err(McpError::header("Header mismatch: initialize is not part of 2026-07-28"));
+    }
+    match claim {
+        None if m.kind == MessageKind::Request => {
+            return Err(McpError::new(
+                ErrorKind::MissingMeta,
+                "Invalid params: missing _meta[\"io.modelcontextprotocol/protocolVersion\"]",
+            ));
+        }
+        Some(c) if c != ProtocolVersion::V2026_07_28.as_str() => {
+            return Err(McpError::header("Header mismatch: MCP-Protocol-Version disagrees with the body"));
+        }
+        _ => {}
+    }
+    match &headers.method {
+        Some(h) if h.as_ref().map_err(Clone::clone)? != &m.method => {
+            return Err(McpError::header("Header mismatch: Mcp-Method disagrees with the body"));
+        }
+        None if m.kind == MessageKind::Request => {
+            return Err(McpError::header("Header mismatch: Mcp-Method is required"));
+        }
+        _ => {}
+    }
+    match &headers.name {
+        Some(h) if Some(h.as_ref().map_err(Clone::clone)?) != m.name.as_ref() => {
+            Err(McpError::header("Header mismatch: Mcp-Name disagrees with the body"))
+        }
+        None if m.kind == MessageKind::Request && names_target(&m.method) => {
+            Err(McpError::header(format!("Header mismatch: Mcp-Name is required for {}", m.method)))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+//! The MCP standard request headers (2026-07-28) and their value encoding.
+//!
+//! Header names compare case-insensitively (the `http` crate lower-cases
+//! them); values compare case-sensitively after trimming optional white
+//! space. `Mcp-Name` and `Mcp-Param-*` values may carry the
+//! `=?base64?<standard padded base64 of UTF-8>?=` sentinel, which is decoded
+//! before any comparison, policy match or metering key.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use http::HeaderMap;
+
+use crate::{McpError, ProtocolVersion, Result};
+
+/// `MCP-Protocol-Version`.
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Method`.
+pub const METHOD: &str = "mcp-method";
+/// `Mcp-Name`.
+pub const NAME: &str = "mcp-name";
+/// `Mcp-Session-Id` (legacy eras only).
+pub const SESSION_ID: &str = "mcp-session-id";
+/// Prefix of the tool-argument headers.
+pub const PARAM_PREFIX: &str = "mcp-param-";
+
+const SENTINEL_PREFIX: &str = "=?base64?";
+const SENTINEL_SUFFIX: &str = "?=";
+
+/// The standard headers of one request, read but not yet checked against the
+/// body. A header that is present but unreadable is kept as an error so the
+/// caller can decide whether it matters for this era.
+#[derive(Debug, Default)]
+pub struct StandardHeaders {
+    /// `MCP-Protocol-Version`: absent, a known revision, or the unknown text.
+    pub version: Option<std::result::Result<ProtocolVersion, String>>,
+    /// `Mcp-Method`, trimmed.
+    pub method: Option<Result<String>>,
+    /// `Mcp-Name`, trimmed and sentinel-decoded.
+    pub name: Option<Result<String>>,
+}
+
+impl StandardHeaders {
+    /// Read the standard headers. Repeated headers are an error: a
+    /// disagreement between two copies must not be resolved by guessing.
+    pub fn read(headers: &HeaderMap) -> StandardHeaders {
+        let version = single(headers, PROTOCOL_VERSION).map(|v| {
+            let text = v.map_err(|e| e.message)?;
+            ProtocolVersion::parse(&text).ok_or(text)
+        });
+        let method = single(headers, METHOD).map(|v| v.and_then(check_method));
+        let name = single(headers, NAME).map(|v| v.and_then(|s| decode_header_value(&s)));
+        StandardHeaders {
+            version,
+            method,
+            name,
+        }
+    }
+}
+
+fn single(headers: &HeaderMap, name: &'static str) -> Option<Result<String>> {
+    let mut all = headers.get_all(name).iter();
+    let first = all.next()?;
+    if all.next().is_some() {
+        return Some(Err(McpError::header(format!("Header mismatch: {name} is repeated"))));
+    }
+    Some(plain_value(first.as_bytes(), name))
+}
+
+/// Trim optional white space and reject anything that is not visible ASCII
+/// or an inner space.
+fn plain_value(raw: &[u8], name: &str) -> Result<String> {
+    let trimmed = raw.trim_ascii();
+    if trimmed.iter().any(|b| !(0x20..0x7f).contains(b)) {
+        return Err(McpError::header(format!(
+            "Header mismatch: {name} has invalid characters"
+        )));
+    }
+    // Visible ASCII is valid UTF-8.
+    String::from_utf8(trimmed.to_vec())
+        .map_err(|_| McpError::header(format!("Header mismatch: {name} has invalid characters")))
+}
+
+fn check_method(method: String) -> Result<String> {
+    if method.is_empty() || method.contains(' ') {
+        return Err(McpError::header("Header mismatch: Mcp-Method is malformed"));
+    }
+    Ok(method)
+}
+
+/// Decode an `Mcp-Name` / `Mcp-Param-*` value that has already been trimmed.
+///
+/// Only the exact lowercase sentinel with its suffix is decoded; anything
+/// else is a literal. Inside the sentinel, the payload must be standard,
+/// padded Base64 of valid UTF-8.
+///
+/// # Errors
+///
+/// A `HeaderMismatch` error when the sentinel payload is not valid.
+pub fn decode_header_value(value: &str) -> Result<String> {
+    let Some(inner) = value
+        .strip_prefix(SENTINEL_PREFIX)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_SUFFIX))
+    else {
+        return Ok(value.to_owned());
+    };
+    let bytes = STANDARD
+        .decode(inner)
+        .map_err(|_| McpError::header("Header mismatch: invalid base64 in header value"))?;
+    String::from_utf8(bytes)
+        .map_err(|_| McpError::header("Header mismatch: base64 header value is not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests;
