@@ -1,0 +1,72 @@
+//! Step 1 and 2 of the request path as middleware: request metrics (outside
+//! everything else, so rejections are counted), the header size limit and
+//! the `Origin` allowlist.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::header::ORIGIN;
+use tokio::time::Instant;
+use tollgate_core::ErrorKind;
+
+use crate::body::GuardedBody;
+use crate::metrics::OTHER;
+use crate::rescue::reject;
+use crate::{CallLabels, Metrics};
+
+/// Records the request when its response body ends or is dropped.
+struct Finish {
+    metrics: Metrics,
+    labels: Option<CallLabels>,
+    status: http::StatusCode,
+    start: Instant,
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        let (route, method) = match &self.labels {
+            Some(l) => (&*l.route, l.method.as_str()),
+            None => (OTHER, OTHER),
+        };
+        self.metrics.finished(route, method, self.status.as_str(), self.start.elapsed());
+        self.metrics.in_flight().dec();
+    }
+}
+
+/// Count and time every request, including rejected ones.
+pub(crate) async fn track(State(metrics): State<Metrics>, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    metrics.in_flight().inc();
+    let res = next.run(req).await;
+    let finish = Finish {
+        labels: res.extensions().get::<CallLabels>().cloned(),
+        status: res.status(),
+        metrics,
+        start,
+    };
+    res.map(|body| Body::new(GuardedBody::new(body, finish)))
+}
+
+/// Reject requests whose headers add up to more than the limit (431).
+pub(crate) async fn header_limit(State(max): State<usize>, req: Request, next: Next) -> Response {
+    let size: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if size > max {
+        return reject(ErrorKind::HeadersTooLarge, "Request header fields too large");
+    }
+    next.run(req).await
+}
+
+/// Reject browser requests from origins not on the allowlist (403);
+/// requests without `Origin` pass.
+pub(crate) async fn origin(State(allowed): State<Arc<[String]>>, req: Request, next: Next) -> Response {
+    if let Some(origin) = req.headers().get(ORIGIN) {
+        let ok = origin.to_str().is_ok_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
+        if !ok {
+            return reject(ErrorKind::ForbiddenOrigin, "Forbidden: origin not allowed");
+        }
+    }
+    next.run(req).await
+}

@@ -1,0 +1,57 @@
+//! The public router and its layer stack, defined once, in reading order.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
+use axum::middleware::from_fn_with_state;
+use axum::response::Response;
+use axum::routing::any;
+use tower::ServiceBuilder;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tollgate_core::ErrorKind;
+
+use crate::guard::{header_limit, origin, track};
+use crate::handler::handle;
+use crate::rescue::reject;
+use crate::{Shared, Upstream};
+
+/// Build the public router: one route per upstream at `/mcp/{name}`, and
+/// the layers every request passes, outermost first.
+pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_origins: Arc<[String]>) -> Router {
+    let mut router = Router::new();
+    for up in upstreams {
+        let (shared, up) = (shared.clone(), up.clone());
+        let path = format!("/mcp/{}", up.name);
+        router = router.route(&path, any(move |req| handle(shared.clone(), up.clone(), req)));
+    }
+    let router = router.fallback(|| async { reject(ErrorKind::UnknownRoute, "Not found: no MCP server at this path") });
+    let layers = ServiceBuilder::new()
+        // A panic in any layer below becomes a JSON-RPC 500, not a dropped connection.
+        .layer(CatchPanicLayer::custom(panic_response))
+        // Every request gets an x-request-id (kept if the client sent one) that is
+        // forwarded upstream and echoed to the client.
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        // Metrics sit outside the limits so that rejected requests are counted.
+        .layer(from_fn_with_state(shared.metrics.clone(), track))
+        // Oversized headers are refused before anything decodes them.
+        .layer(from_fn_with_state(shared.limits.max_header_bytes, header_limit))
+        // Past the concurrency limit, requests are shed at once with 503
+        // instead of queueing behind slow upstreams.
+        .layer(HandleErrorLayer::new(|_: axum::BoxError| async { reject(ErrorKind::Overloaded, "Server overloaded") }))
+        .layer(LoadShedLayer::new())
+        .layer(GlobalConcurrencyLimitLayer::new(shared.limits.max_concurrent_requests))
+        // DNS-rebinding protection: browsers from other origins get 403.
+        .layer(from_fn_with_state(allowed_origins, origin));
+    router.layer(layers)
+}
+
+fn panic_response(_: Box<dyn Any + Send + 'static>) -> Response {
+    tracing::error!("request handler panicked");
+    reject(ErrorKind::Internal, "Internal error")
+}

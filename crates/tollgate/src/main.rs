@@ -1,0 +1,141 @@
+//! `tollgate`: the command-line entry point.
+//!
+//! `serve` runs the gateway, `validate` checks a configuration file with the
+//! same code path as `serve` without binding anything, `schema` prints the
+//! configuration's JSON Schema.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand, ValueEnum};
+use tollgate_config::{Loaded, ProcessEnvironment};
+use tollgate_server::Gateway;
+use tollgate_telemetry::LogFormat;
+
+#[derive(Parser)]
+#[command(name = "tollgate", version, about = "Tollgate: an enterprise gateway for MCP traffic")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Log filter, `RUST_LOG` syntax.
+        #[arg(long, env = "TOLLGATE_LOG", default_value = "info")]
+        log: String,
+        /// Log format.
+        #[arg(long, value_enum, default_value = "text")]
+        log_format: Format,
+    },
+    /// Check a configuration file; exits non-zero and lists every error.
+    Validate {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// Print the JSON Schema of the configuration file.
+    Schema,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { config, log, log_format } => {
+            let format = match log_format {
+                Format::Text => LogFormat::Text,
+                Format::Json => LogFormat::Json,
+            };
+            tollgate_telemetry::init(&log, format);
+            let Some(loaded) = load(&config) else { return ExitCode::from(2) };
+            match serve(loaded) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tollgate: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Validate { config } => match load(&config) {
+            Some(loaded) => {
+                println!("{}: ok ({} servers)", config.display(), loaded.config.servers.len());
+                ExitCode::SUCCESS
+            }
+            None => ExitCode::from(2),
+        },
+        Command::Schema => {
+            println!("{:#}", tollgate_config::schema());
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Load and validate; print every error to stderr.
+fn load(path: &Path) -> Option<Loaded> {
+    match tollgate_config::load(path, &ProcessEnvironment) {
+        Ok(loaded) => Some(loaded),
+        Err(errors) => {
+            for e in &errors.0 {
+                eprintln!("error: {e}");
+            }
+            None
+        }
+    }
+}
+
+fn serve(loaded: Loaded) -> anyhow::Result<()> {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = loaded.config.runtime.worker_threads {
+        runtime.worker_threads(n);
+    }
+    let runtime = runtime.enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let listen = loaded.config.listen.clone();
+        let gateway = Gateway::new(&loaded, prometheus::Registry::new())?;
+        let public = bind(listen.public, "listen.public").await?;
+        let admin = bind(listen.admin, "listen.admin").await?;
+        tracing::info!(public = %listen.public, admin = %listen.admin, config = %loaded.path.display(), "tollgate serving");
+        for s in &loaded.config.servers {
+            tracing::info!(route = %format!("http://{}/mcp/{}", listen.public, s.name.as_str()), upstream = %s.url, "route");
+        }
+        gateway.run(public, admin, shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+async fn bind(addr: SocketAddr, key: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} ({key})"))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
