@@ -128,7 +128,7 @@ fn server_key(i: usize, field: &str) -> Vec<Seg> {
 }
 
 fn validate(c: &Config, out: &mut Problems) {
-    if c.listen.public == c.listen.admin {
+    if c.listen.public == c.listen.admin && c.listen.public.port() != 0 {
         out.push((key(&["listen", "admin"]), "must differ from listen.public".into()));
     }
     let l = &c.limits;

@@ -131,8 +131,9 @@ pub fn scan(body: &[u8]) -> Result<Scanned> {
             if raw.is_empty() {
                 return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: empty batch"));
             }
+            // A bad element fails the whole batch, answered with a null id.
             raw.into_iter()
-                .map(lift)
+                .map(|m| lift(m).map_err(|e| McpError { id: None, ..e }))
                 .collect::<Result<Vec<_>>>()
                 .map(Scanned::Batch)
         }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the real MCP software that Tollgate's integration tests spawn:
+#   tests/fixtures/js/node_modules  (npm ci from package-lock.json)
+#   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
+# Idempotent: a step is skipped while its stamp (hash of its lock inputs and
+# tool version) is unchanged. Exits non-zero with a message on failure.
+# Env: PYTHON (default python3), FORCE=1 to reinstall everything.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JS="$ROOT/tests/fixtures/js"
+PY="$ROOT/tests/fixtures/py"
+PYTHON="${PYTHON:-python3}"
+
+die() { echo "install-test-deps: error: $*" >&2; exit 1; }
+log() { echo "install-test-deps: $*" >&2; }
+need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH ($2)"; }
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# Runs "$@" quietly; on failure shows its output and dies with the step name.
+run_step() {
+  local what="$1"; shift
+  local out
+  if ! out="$("$@" 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    die "$what failed: $*"
+  fi
+}
+
+install_js() {
+  need node "Node.js >= 20 is required"
+  need npm "npm comes with Node.js"
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge 20 ] || die "Node.js >= 20 required, found $(node --version)"
+
+  local stamp_file="$JS/node_modules/.tollgate-stamp" stamp
+  if [ -f "$JS/package-lock.json" ]; then
+    stamp="$(node --version) $(hash_of "$JS/package.json" "$JS/package-lock.json")"
+  else
+    stamp="no-lock"
+  fi
+  if [ "${FORCE:-0}" != 1 ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ]; then
+    log "js: up to date"
+    return
+  fi
+  if [ -f "$JS/package-lock.json" ]; then
+    log "js: npm ci in tests/fixtures/js"
+    run_step "npm ci" npm --prefix "$JS" ci --no-audit --no-fund
+  else
+    log "js: no package-lock.json yet, npm install (commit the new lock)"
+    run_step "npm install" npm --prefix "$JS" install --no-audit --no-fund
+    stamp="$(node --version) $(hash_of "$JS/package.json" "$JS/package-lock.json")"
+  fi
+  [ -f "$JS/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] ||
+    die "js: server-everything missing after install"
+  printf '%s' "$stamp" > "$stamp_file"
+}
+
+install_py() {
+  need "$PYTHON" "Python >= 3.10 is required (set PYTHON=...)"
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+    die "Python >= 3.10 required, found $("$PYTHON" --version 2>&1)"
+  local venv="$PY/.venv" stamp_file="$PY/.venv/.tollgate-stamp" stamp pyver
+  pyver="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+  stamp="$pyver $(hash_of "$PY/requirements.txt")"
+  if [ "${FORCE:-0}" != 1 ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ] &&
+     [ -x "$venv/bin/python" ]; then
+    log "py: up to date"
+    return
+  fi
+  # Recreate the venv when it is broken or was made by another Python.
+  if [ -d "$venv" ] && [ "$("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)" != "$pyver" ]; then
+    log "py: removing stale venv"
+    rm -rf "$venv"
+  fi
+  if [ ! -d "$venv" ]; then
+    log "py: creating venv with $PYTHON ($pyver)"
+    run_step "venv creation" "$PYTHON" -m venv "$venv"
+  fi
+  log "py: pip install -r tests/fixtures/py/requirements.txt"
+  run_step "pip install" "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$PY/requirements.txt"
+  run_step "import check" "$venv/bin/python" -c 'import mcp.server.mcpserver, uvicorn'
+  printf '%s' "$stamp" > "$stamp_file"
+}
+
+install_js
+install_py
+log "done"

@@ -1,0 +1,152 @@
+//! Real MCP software from `tests/fixtures`, run as child processes:
+//! `@modelcontextprotocol/server-everything` (Node), the Python SDK's
+//! modern-era server, and the TypeScript and Python clients.
+//!
+//! `scripts/install-test-deps.sh` (run by `make test`) installs them; a test
+//! that needs them fails with that hint when they are missing.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::repo_root;
+
+fn fixtures() -> PathBuf {
+    repo_root().join("tests/fixtures")
+}
+
+fn require(path: &PathBuf) {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-test-deps.sh (make test does)",
+        path.display()
+    );
+}
+
+fn python() -> PathBuf {
+    let py = fixtures().join("py/.venv/bin/python");
+    require(&py);
+    py
+}
+
+/// A server child process, killed on drop.
+pub struct ChildServer {
+    /// Its MCP endpoint URL.
+    pub url: String,
+    _child: Child,
+}
+
+/// Start `@modelcontextprotocol/server-everything` in Streamable HTTP mode.
+pub async fn everything_server() -> ChildServer {
+    let js = fixtures().join("js");
+    let entry = js.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    require(&entry);
+    let port = free_port();
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(js.join("loopback.cjs"))
+        .arg(entry)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    ChildServer { url: format!("http://127.0.0.1:{port}/mcp"), _child: child }
+}
+
+/// Start the Python SDK's modern-era server fixture.
+pub async fn python_modern_server() -> ChildServer {
+    let mut child = Command::new(python())
+        .arg(fixtures().join("py/modern_server.py"))
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(port) = line.strip_prefix("READY ") {
+                return port.trim().to_owned();
+            }
+        }
+        panic!("modern_server.py exited before READY");
+    })
+    .await
+    .expect("modern_server.py did not become ready");
+    ChildServer { url: format!("http://127.0.0.1:{ready}/mcp"), _child: child }
+}
+
+/// Run the TypeScript SDK client scenario against `url`; returns its JSON.
+pub async fn ts_client(url: &str, scenario: &str, headers: &[&str]) -> serde_json::Value {
+    let script = fixtures().join("js/everything-client.mjs");
+    require(&fixtures().join("js/node_modules"));
+    let mut cmd = Command::new("node");
+    cmd.arg(script).arg(url).args(["--scenario", scenario]);
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    run_json(cmd).await
+}
+
+/// Run the Python SDK client (auto mode) against `url`; returns its JSON.
+pub async fn python_client(url: &str, headers: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new(python());
+    cmd.arg(fixtures().join("py/modern_client.py")).arg(url);
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    run_json(cmd).await
+}
+
+async fn run_json(mut cmd: Command) -> serde_json::Value {
+    cmd.kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("client timed out")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("client printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// A free loopback port below 32768 (see TESTING-NOTES: ports recently used
+/// for outgoing connections may not be reusable for listening).
+pub fn free_port() -> u16 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+        ^ std::process::id();
+    for i in 0..2000u32 {
+        let port = 20000 + (seed.wrapping_add(i.wrapping_mul(7919)) % 12000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in 20000..32000");
+}
+
+/// Wait until something listens on `port`.
+pub async fn wait_for_port(port: u16) {
+    for _ in 0..300 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens on port {port} after 15 s");
+}

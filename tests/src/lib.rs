@@ -1,0 +1,140 @@
+//! Test harness for Tollgate's black-box tests.
+//!
+//! Starts the gateway in-process on loopback port 0 with a real
+//! configuration, starts upstreams (the demo server in-process, recording
+//! stubs, or real MCP servers as child processes from `tests/fixtures`), and
+//! runs real MCP clients against them. Nothing here is used by the gateway.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test harness: a panic is a failed test")]
+
+pub mod children;
+pub mod stub;
+
+use std::path::{Path, PathBuf};
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// A gateway running in this process.
+pub struct TestGateway {
+    /// `http://127.0.0.1:PORT` of the public listener.
+    pub base: String,
+    /// `http://127.0.0.1:PORT` of the admin listener.
+    pub admin: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl TestGateway {
+    /// Start a gateway from configuration text without `[listen]` (both
+    /// listeners are bound to loopback port 0).
+    pub async fn spawn(config: &str) -> TestGateway {
+        let text = format!("[listen]\npublic = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n{config}");
+        let loaded = tollgate_config::load_str(Path::new("test.toml"), &text, &tollgate_config::ProcessEnvironment)
+            .unwrap_or_else(|e| panic!("test config is invalid:\n{e}"));
+        let gateway = tollgate_server::Gateway::new(&loaded, prometheus::Registry::new()).unwrap();
+        let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", public.local_addr().unwrap());
+        let admin_base = format!("http://{}", admin.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel();
+        let task = tokio::spawn(gateway.run(public, admin, async move {
+            let _ = rx.await;
+        }));
+        TestGateway { base, admin: admin_base, stop: Some(tx), task: Some(task) }
+    }
+
+    /// The URL of a route.
+    pub fn url(&self, route: &str) -> String {
+        format!("{}/mcp/{route}", self.base)
+    }
+
+    /// Signal shutdown without waiting.
+    pub fn begin_shutdown(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Shut down and wait for the drain to finish.
+    pub async fn stop(mut self) {
+        self.begin_shutdown();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for TestGateway {
+    fn drop(&mut self) {
+        self.begin_shutdown();
+    }
+}
+
+/// The demo MCP server running in this process.
+pub struct Demo {
+    /// Its MCP endpoint URL.
+    pub url: String,
+    _stop: oneshot::Sender<()>,
+}
+
+impl Demo {
+    /// Start the demo server on a loopback port.
+    pub async fn spawn() -> Demo {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}{}", listener.local_addr().unwrap(), tollgate_demo::MCP_PATH);
+        let (tx, rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = tollgate_demo::serve(listener, async move {
+                let _ = rx.await;
+            })
+            .await;
+        });
+        Demo { url, _stop: tx }
+    }
+}
+
+/// A client for raw HTTP assertions (no connection reuse surprises).
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// The standard headers of a modern request plus the JSON content type.
+pub fn modern_headers(method: &str, name: Option<&str>) -> reqwest::header::HeaderMap {
+    let mut h = reqwest::header::HeaderMap::new();
+    h.insert("content-type", "application/json".parse().unwrap());
+    h.insert("accept", "application/json, text/event-stream".parse().unwrap());
+    h.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+    h.insert("mcp-method", method.parse().unwrap());
+    if let Some(n) = name {
+        h.insert("mcp-name", n.parse().unwrap());
+    }
+    h
+}
+
+/// A modern-era JSON-RPC request body.
+pub fn modern_body(id: u64, method: &str, params: serde_json::Value) -> String {
+    let mut params = params;
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Assert a JSON-RPC error response: status, code and echoed id.
+pub async fn assert_rpc_error(res: reqwest::Response, status: u16, code: i64, id: serde_json::Value) -> serde_json::Value {
+    assert_eq!(res.status().as_u16(), status, "status");
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["id"], id, "{body}");
+    body
+}
