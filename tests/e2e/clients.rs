@@ -47,8 +47,17 @@ async fn python_modern_client_through_tollgate_in_both_trust_modes() {
         via["whoami"] = serde_json::Value::Null;
         assert_eq!(direct, via, "route {name}: answers differ from direct");
         let seen = whoami.to_string();
-        assert!(seen.contains("2026-07-28"), "route {name}: upstream saw no modern version header: {seen}");
-        assert!(seen.contains("whoami"), "route {name}: upstream saw no Mcp-Name: {seen}");
-        assert!(!seen.contains("never-forwarded"), "route {name}: client token reached the upstream: {seen}");
+        assert!(
+            seen.contains("2026-07-28"),
+            "route {name}: upstream saw no modern version header: {seen}"
+        );
+        assert!(
+            seen.contains("whoami"),
+            "route {name}: upstream saw no Mcp-Name: {seen}"
+        );
+        assert!(
+            !seen.contains("never-forwarded"),
+            "route {name}: client token reached the upstream: {seen}"
+        );
     }
 }

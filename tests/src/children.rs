@@ -5,7 +5,7 @@
 //! `scripts/install-test-deps.sh` (run by `make test`) installs them; a test
 //! that needs them fails with that hint when they are missing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ fn fixtures() -> PathBuf {
     repo_root().join("tests/fixtures")
 }
 
-fn require(path: &PathBuf) {
+fn require(path: &Path) {
     assert!(
         path.exists(),
         "{} is missing: run scripts/install-test-deps.sh (make test does)",
@@ -57,7 +57,10 @@ pub async fn everything_server() -> ChildServer {
         .spawn()
         .unwrap();
     wait_for_port(port).await;
-    ChildServer { url: format!("http://127.0.0.1:{port}/mcp"), _child: child }
+    ChildServer {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        _child: child,
+    }
 }
 
 /// Start the Python SDK's modern-era server fixture.
@@ -82,7 +85,10 @@ pub async fn python_modern_server() -> ChildServer {
     })
     .await
     .expect("modern_server.py did not become ready");
-    ChildServer { url: format!("http://127.0.0.1:{ready}/mcp"), _child: child }
+    ChildServer {
+        url: format!("http://127.0.0.1:{ready}/mcp"),
+        _child: child,
+    }
 }
 
 /// Run the TypeScript SDK client scenario against `url`; returns its JSON.

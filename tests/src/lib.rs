@@ -5,7 +5,11 @@
 //! stubs, or real MCP servers as child processes from `tests/fixtures`), and
 //! runs real MCP clients against them. Nothing here is used by the gateway.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test harness: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test harness: a panic is a failed test"
+)]
 
 pub mod children;
 pub mod stub;
@@ -47,7 +51,12 @@ impl TestGateway {
         let task = tokio::spawn(gateway.run(public, admin, async move {
             let _ = rx.await;
         }));
-        TestGateway { base, admin: admin_base, stop: Some(tx), task: Some(task) }
+        TestGateway {
+            base,
+            admin: admin_base,
+            stop: Some(tx),
+            task: Some(task),
+        }
     }
 
     /// The URL of a route.
@@ -129,7 +138,12 @@ pub fn modern_body(id: u64, method: &str, params: serde_json::Value) -> String {
 }
 
 /// Assert a JSON-RPC error response: status, code and echoed id.
-pub async fn assert_rpc_error(res: reqwest::Response, status: u16, code: i64, id: serde_json::Value) -> serde_json::Value {
+pub async fn assert_rpc_error(
+    res: reqwest::Response,
+    status: u16,
+    code: i64,
+    id: serde_json::Value,
+) -> serde_json::Value {
     assert_eq!(res.status().as_u16(), status, "status");
     assert_eq!(res.headers()["content-type"], "application/json");
     let body: serde_json::Value = res.json().await.unwrap();

@@ -82,7 +82,10 @@ impl Stub {
 async fn record(state: &StubState, req: Request) {
     let (parts, body) = req.into_parts();
     let body = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-    state.seen.lock().await.push(Seen { headers: parts.headers, body });
+    state.seen.lock().await.push(Seen {
+        headers: parts.headers,
+        body,
+    });
 }
 
 async fn json(State(state): State<Arc<StubState>>, req: Request) -> Response {
@@ -119,7 +122,10 @@ impl Drop for DropFlag {
 
 async fn sse(State(state): State<Arc<StubState>>, req: Request) -> Response {
     record(&state, req).await;
-    let guard = DropFlag { state: state.clone(), finished: false };
+    let guard = DropFlag {
+        state: state.clone(),
+        finished: false,
+    };
     let stream = futures_util::stream::unfold((0u8, guard), |(step, mut guard)| async move {
         let event = match step {
             0 => "data: {\"n\":1}\n\n",
@@ -133,7 +139,10 @@ async fn sse(State(state): State<Arc<StubState>>, req: Request) -> Response {
                 return None;
             }
         };
-        Some((Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())), (step + 1, guard)))
+        Some((
+            Ok::<_, std::convert::Infallible>(Bytes::from_static(event.as_bytes())),
+            (step + 1, guard),
+        ))
     });
     Response::builder()
         .header("content-type", "text/event-stream")

@@ -14,7 +14,7 @@ mod secret;
 pub use error::{ConfigError, ConfigErrors};
 pub use load::{Environment, Loaded, ProcessEnvironment, load, load_str, schema};
 pub use model::{
-    Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown,
-    TimeoutOverrides, Timeouts, UpstreamHttp,
+    Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,
+    Timeouts, UpstreamHttp,
 };
 pub use secret::{Secret, SecretSource};

@@ -86,12 +86,17 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
             message,
         }
     };
-    let root = DeTable::parse(text).map_err(|e| ConfigErrors(vec![at(e.span(), String::new(), e.message().to_owned())]))?;
+    let root =
+        DeTable::parse(text).map_err(|e| ConfigErrors(vec![at(e.span(), String::new(), e.message().to_owned())]))?;
     let de = toml::Deserializer::from(root.clone());
     let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let inner = e.into_inner();
-        ConfigErrors(vec![at(inner.span(), if key == "." { String::new() } else { key }, inner.message().to_owned())])
+        ConfigErrors(vec![at(
+            inner.span(),
+            if key == "." { String::new() } else { key },
+            inner.message().to_owned(),
+        )])
     })?;
     let mut problems = Vec::new();
     validate(&config, &mut problems);
@@ -139,9 +144,16 @@ fn validate(c: &Config, out: &mut Problems) {
         out.push((key(&["limits", "max_header_bytes"]), "must be at least 1024".into()));
     }
     if l.max_concurrent_requests == 0 {
-        out.push((key(&["limits", "max_concurrent_requests"]), "must be greater than 0".into()));
+        out.push((
+            key(&["limits", "max_concurrent_requests"]),
+            "must be greater than 0".into(),
+        ));
     }
-    for (name, d) in [("connect", c.timeouts.connect), ("first_byte", c.timeouts.first_byte), ("idle", c.timeouts.idle)] {
+    for (name, d) in [
+        ("connect", c.timeouts.connect),
+        ("first_byte", c.timeouts.first_byte),
+        ("idle", c.timeouts.idle),
+    ] {
         if d.is_zero() {
             out.push((key(&["timeouts", name]), "must be greater than 0".into()));
         }
@@ -151,7 +163,14 @@ fn validate(c: &Config, out: &mut Problems) {
     }
     for (i, origin) in c.security.allowed_origins.iter().enumerate() {
         if let Err(msg) = check_origin(origin) {
-            out.push((vec![Seg::Key("security".into()), Seg::Key("allowed_origins".into()), Seg::Index(i)], msg));
+            out.push((
+                vec![
+                    Seg::Key("security".into()),
+                    Seg::Key("allowed_origins".into()),
+                    Seg::Index(i),
+                ],
+                msg,
+            ));
         }
     }
     validate_servers(c, out);
@@ -164,10 +183,16 @@ fn validate_servers(c: &Config, out: &mut Problems) {
     let mut seen = HashSet::new();
     for (i, s) in c.servers.iter().enumerate() {
         if !seen.insert(s.name.as_str()) {
-            out.push((server_key(i, "name"), format!("duplicate server name {:?}", s.name.as_str())));
+            out.push((
+                server_key(i, "name"),
+                format!("duplicate server name {:?}", s.name.as_str()),
+            ));
         }
         if !matches!(s.url.scheme(), "http" | "https") || s.url.host().is_none() {
-            out.push((server_key(i, "url"), "must be an http:// or https:// URL with a host".into()));
+            out.push((
+                server_key(i, "url"),
+                "must be an http:// or https:// URL with a host".into(),
+            ));
         }
         if s.url.fragment().is_some() {
             out.push((server_key(i, "url"), "must not have a #fragment".into()));
@@ -179,7 +204,9 @@ fn check_origin(origin: &str) -> Result<(), String> {
     let url = url::Url::parse(origin).map_err(|e| format!("not an origin ({e}): {origin:?}"))?;
     let canonical = url.origin().ascii_serialization();
     if canonical != origin.trim_end_matches('/') {
-        return Err(format!("write the origin as {canonical:?} (scheme://host[:port], no path)"));
+        return Err(format!(
+            "write the origin as {canonical:?} (scheme://host[:port], no path)"
+        ));
     }
     Ok(())
 }
@@ -187,7 +214,14 @@ fn check_origin(origin: &str) -> Result<(), String> {
 fn resolve_keys(c: &Config, base: &Path, env: &dyn Environment, out: &mut Problems) -> Vec<Secret> {
     let current = c.sessions.key.iter().map(|s| (key(&["sessions", "key"]), s));
     let previous = c.sessions.previous_keys.iter().enumerate().map(|(i, s)| {
-        (vec![Seg::Key("sessions".into()), Seg::Key("previous_keys".into()), Seg::Index(i)], s)
+        (
+            vec![
+                Seg::Key("sessions".into()),
+                Seg::Key("previous_keys".into()),
+                Seg::Index(i),
+            ],
+            s,
+        )
     });
     let mut keys = Vec::new();
     for (path, source) in current.chain(previous) {

@@ -211,9 +211,7 @@ impl TryFrom<String> for ServerName {
     fn try_from(s: String) -> Result<ServerName, String> {
         let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
         if s.is_empty() || s.len() > 64 || !s.chars().all(ok_char) {
-            return Err(format!(
-                "invalid server name {s:?}: use 1 to 64 of A-Z a-z 0-9 _ . -"
-            ));
+            return Err(format!("invalid server name {s:?}: use 1 to 64 of A-Z a-z 0-9 _ . -"));
         }
         Ok(ServerName(s))
     }

@@ -67,10 +67,7 @@ impl Default for DemoConfig {
 /// # Errors
 ///
 /// Returns the I/O error that stopped the accept loop.
-pub async fn serve(
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> io::Result<()> {
+pub async fn serve(listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
     serve_with(listener, DemoConfig::default(), shutdown).await
 }
 
@@ -130,12 +127,11 @@ fn mcp_config(config: &DemoConfig) -> StreamableHttpServerConfig {
 
 /// Builds the axum router: the MCP service at [`MCP_PATH`], a hint elsewhere.
 fn router(config: StreamableHttpServerConfig) -> Router {
-    let service: StreamableHttpService<DemoServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            || Ok(DemoServer::new()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+    let service: StreamableHttpService<DemoServer, LocalSessionManager> = StreamableHttpService::new(
+        || Ok(DemoServer::new()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
     Router::new()
         .route_service(MCP_PATH, service)
         .fallback(not_found)
@@ -143,17 +139,11 @@ fn router(config: StreamableHttpServerConfig) -> Router {
 }
 
 async fn not_found() -> (StatusCode, &'static str) {
-    (
-        StatusCode::NOT_FOUND,
-        "tollgate-demo: the MCP endpoint is /mcp\n",
-    )
+    (StatusCode::NOT_FOUND, "tollgate-demo: the MCP endpoint is /mcp\n")
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
-    headers
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("-")
+    headers.get(name).and_then(|value| value.to_str().ok()).unwrap_or("-")
 }
 
 /// Logs one line per HTTP exchange once the response head is ready.
@@ -201,10 +191,7 @@ mod tests {
             ..DemoConfig::default()
         };
         let config = mcp_config(&demo);
-        assert_eq!(
-            config.allowed_hosts,
-            ["localhost", "127.0.0.1", "::1", "demo:3001"]
-        );
+        assert_eq!(config.allowed_hosts, ["localhost", "127.0.0.1", "::1", "demo:3001"]);
     }
 
     #[test]

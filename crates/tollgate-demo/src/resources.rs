@@ -54,10 +54,7 @@ pub(crate) fn read(uri: &str) -> Result<ReadResourceResult, ErrorData> {
         README_URI => (README_TEXT, "text/markdown"),
         SECRETS_URI => (SECRETS_TEXT, "text/plain"),
         _ => {
-            return Err(ErrorData::resource_not_found(
-                format!("no such resource: {uri}"),
-                None,
-            ));
+            return Err(ErrorData::resource_not_found(format!("no such resource: {uri}"), None));
         }
     };
     tracing::info!(resource = uri, "resource read");

@@ -10,8 +10,8 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     handler::server::router::{prompt::PromptRouter, tool::ToolRouter},
     model::{
-        Implementation, ListResourcesResult, PaginatedRequestParams, ProtocolVersion,
-        ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+        Implementation, ListResourcesResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ServerCapabilities, ServerConfig,
     },
     prompt_handler,
     service::RequestContext,
@@ -63,8 +63,7 @@ impl ServerHandler for DemoServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(
-                Implementation::new("tollgate-demo", env!("CARGO_PKG_VERSION"))
-                    .with_title("Tollgate demo upstream"),
+                Implementation::new("tollgate-demo", env!("CARGO_PKG_VERSION")).with_title("Tollgate demo upstream"),
             )
             .with_instructions(INSTRUCTIONS)
     }

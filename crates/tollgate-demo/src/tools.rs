@@ -116,19 +116,12 @@ impl DemoServer {
         Parameters(args): Parameters<CountdownArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        tracing::info!(
-            tool = "countdown",
-            n = args.n,
-            delay_ms = args.delay_ms,
-            "tool called"
-        );
+        tracing::info!(tool = "countdown", n = args.n, delay_ms = args.delay_ms, "tool called");
         if args.n > MAX_COUNTDOWN {
             return Ok(error_result(format!("n must be at most {MAX_COUNTDOWN}")));
         }
         if args.delay_ms > MAX_DELAY_MS {
-            return Ok(error_result(format!(
-                "delay_ms must be at most {MAX_DELAY_MS}"
-            )));
+            return Ok(error_result(format!("delay_ms must be at most {MAX_DELAY_MS}")));
         }
         run_countdown(&args, &context).await?;
         Ok(text_result("liftoff"))
@@ -176,10 +169,7 @@ impl DemoServer {
 ///
 /// Stops early with an error if the request is cancelled (client disconnect
 /// or `notifications/cancelled`).
-async fn run_countdown(
-    args: &CountdownArgs,
-    context: &RequestContext<RoleServer>,
-) -> Result<(), ErrorData> {
+async fn run_countdown(args: &CountdownArgs, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
     let token = context.meta.get_progress_token();
     let delay = Duration::from_millis(args.delay_ms);
     for step in 1..=args.n {
@@ -197,12 +187,7 @@ async fn run_countdown(
     Ok(())
 }
 
-async fn report_progress(
-    context: &RequestContext<RoleServer>,
-    token: &ProgressToken,
-    step: u32,
-    total: u32,
-) {
+async fn report_progress(context: &RequestContext<RoleServer>, token: &ProgressToken, step: u32, total: u32) {
     let remaining = total - step;
     let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
         .with_total(f64::from(total))

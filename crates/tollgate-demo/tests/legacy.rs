@@ -68,20 +68,11 @@ async fn initialize_list_and_call_echo_in_a_session() {
     let tools = reply.last()["result"]["tools"].as_array().unwrap().clone();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
-    assert_eq!(
-        names,
-        ["add", "countdown", "delete_item", "echo", "get_weather"]
-    );
+    assert_eq!(names, ["add", "countdown", "delete_item", "echo", "get_weather"]);
     assert_eq!(tool(&tools, "echo")["annotations"]["readOnlyHint"], true);
     assert_eq!(tool(&tools, "add")["annotations"]["readOnlyHint"], true);
-    assert_eq!(
-        tool(&tools, "delete_item")["annotations"]["destructiveHint"],
-        true
-    );
-    assert_eq!(
-        tool(&tools, "get_weather")["annotations"]["openWorldHint"],
-        true
-    );
+    assert_eq!(tool(&tools, "delete_item")["annotations"]["destructiveHint"], true);
+    assert_eq!(tool(&tools, "get_weather")["annotations"]["openWorldHint"], true);
     let countdown = &tool(&tools, "countdown")["inputSchema"]["properties"];
     assert_eq!(countdown["n"]["maximum"], 20);
     assert_eq!(countdown["delay_ms"]["default"], 100);

@@ -55,10 +55,7 @@ async fn countdown_streams_progress_then_liftoff() {
         "_meta": {"progressToken": 9}
     });
     let reply = modern_call(&server, "tools/call", Some("countdown"), params).await;
-    assert!(
-        reply.content_type.starts_with("text/event-stream"),
-        "{reply:?}"
-    );
+    assert!(reply.content_type.starts_with("text/event-stream"), "{reply:?}");
     let progress: Vec<&Value> = reply
         .messages
         .iter()
@@ -85,10 +82,7 @@ async fn resources_and_prompt() {
         .iter()
         .map(|r| &r["uri"])
         .collect();
-    assert_eq!(
-        uris,
-        [&json!("demo://readme"), &json!("demo://secrets/api-keys")]
-    );
+    assert_eq!(uris, [&json!("demo://readme"), &json!("demo://secrets/api-keys")]);
 
     let params = json!({"uri": "demo://readme"});
     let reply = modern_call(&server, "resources/read", Some("demo://readme"), params).await;
@@ -125,10 +119,7 @@ async fn header_mismatches_are_rejected_with_json_rpc_bodies() {
                              "io.modelcontextprotocol/clientCapabilities": {}}}
     });
     let mut headers = POST_HEADERS.to_vec();
-    headers.extend([
-        ("mcp-protocol-version", "2099-01-01"),
-        ("mcp-method", "tools/list"),
-    ]);
+    headers.extend([("mcp-protocol-version", "2099-01-01"), ("mcp-method", "tools/list")]);
     let unsupported = send(Method::POST, &server.url, &headers, Some(&body)).await;
     assert_eq!(unsupported.status, StatusCode::BAD_REQUEST);
     assert_eq!(unsupported.last()["error"]["code"], -32022);
@@ -152,10 +143,7 @@ async fn modern_requests_ignore_sessions_and_get_is_not_allowed() {
     assert_eq!(reply.status, StatusCode::OK, "{reply:?}");
     assert_eq!(reply.last()["result"]["tools"].as_array().unwrap().len(), 5);
 
-    let headers = [
-        ("accept", "text/event-stream"),
-        ("mcp-protocol-version", MODERN),
-    ];
+    let headers = [("accept", "text/event-stream"), ("mcp-protocol-version", MODERN)];
     let get = send(Method::GET, &server.url, &headers, None).await;
     assert_eq!(get.status, StatusCode::METHOD_NOT_ALLOWED);
     server.stop().await;

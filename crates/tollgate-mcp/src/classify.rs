@@ -55,7 +55,11 @@ impl CallPlan {
         }
         let name = match (&headers.name, names_target(&method)) {
             (Some(n), _) => Some(n.clone()?),
-            (None, true) => return Err(McpError::header(format!("Header mismatch: Mcp-Name is required for {method}"))),
+            (None, true) => {
+                return Err(McpError::header(format!(
+                    "Header mismatch: Mcp-Name is required for {method}"
+                )));
+            }
             (None, false) => None,
         };
         Ok(CallPlan::HeadersOnly(Call {
@@ -76,8 +80,7 @@ impl CallPlan {
 
 /// Whether a method must carry `Mcp-Name` in the 2026-07-28 era.
 fn names_target(method: &str) -> bool {
-    McpMethod::from_name(method).requires_name()
-        || matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+    McpMethod::from_name(method).requires_name() || matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
 }
 
 /// The supported versions for a route, for `-32022` error data.
@@ -143,11 +146,20 @@ fn modern_call(v: ProtocolVersion, m: &Message) -> Call {
 }
 
 fn classify_batch(version: Option<ProtocolVersion>, messages: &[Message]) -> Result<Call> {
-    if messages.iter().any(|m| body_version(m).is_some_and(|v| v.era() == Era::Modern)) {
-        return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: batches are not allowed in 2026-07-28"));
+    if messages
+        .iter()
+        .any(|m| body_version(m).is_some_and(|v| v.era() == Era::Modern))
+    {
+        return Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: batches are not allowed in 2026-07-28",
+        ));
     }
     if let Some(v) = version.filter(|v| !v.allows_batches()) {
-        return Err(McpError::new(ErrorKind::InvalidRequest, format!("Invalid Request: batches are not allowed in {v}")));
+        return Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            format!("Invalid Request: batches are not allowed in {v}"),
+        ));
     }
     Ok(Call {
         era: Era::Legacy,
@@ -165,7 +177,9 @@ fn classify_legacy(version: Option<ProtocolVersion>, m: &Message) -> Result<Call
     if let Some(claim) = body_version(m).filter(|v| v.era() == Era::Modern) {
         return Err(match version {
             None => McpError::header(format!("Header mismatch: MCP-Protocol-Version is required for {claim}")),
-            Some(v) => McpError::header(format!("Header mismatch: MCP-Protocol-Version {v} disagrees with the body ({claim})")),
+            Some(v) => McpError::header(format!(
+                "Header mismatch: MCP-Protocol-Version {v} disagrees with the body ({claim})"
+            )),
         });
     }
     Ok(Call {
@@ -179,11 +193,16 @@ fn classify_legacy(version: Option<ProtocolVersion>, m: &Message) -> Result<Call
 /// The 2026-07-28 header/body agreement rules (PROTOCOL.md §2).
 fn check_modern(headers: &StandardHeaders, m: &Message) -> Result<()> {
     if m.kind == MessageKind::Response {
-        return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: 2026-07-28 clients send no responses"));
+        return Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: 2026-07-28 clients send no responses",
+        ));
     }
     let claim = m.protocol_version.as_deref();
     if m.method == "initialize" && claim.is_none() {
-        return Err(McpError::header("Header mismatch: initialize is not part of 2026-07-28"));
+        return Err(McpError::header(
+            "Header mismatch: initialize is not part of 2026-07-28",
+        ));
     }
     match claim {
         None if m.kind == MessageKind::Request => {
@@ -193,7 +212,9 @@ fn check_modern(headers: &StandardHeaders, m: &Message) -> Result<()> {
             ));
         }
         Some(c) if c != ProtocolVersion::V2026_07_28.as_str() => {
-            return Err(McpError::header("Header mismatch: MCP-Protocol-Version disagrees with the body"));
+            return Err(McpError::header(
+                "Header mismatch: MCP-Protocol-Version disagrees with the body",
+            ));
         }
         _ => {}
     }
@@ -210,9 +231,10 @@ fn check_modern(headers: &StandardHeaders, m: &Message) -> Result<()> {
         Some(h) if Some(h.as_ref().map_err(Clone::clone)?) != m.name.as_ref() => {
             Err(McpError::header("Header mismatch: Mcp-Name disagrees with the body"))
         }
-        None if m.kind == MessageKind::Request && names_target(&m.method) => {
-            Err(McpError::header(format!("Header mismatch: Mcp-Name is required for {}", m.method)))
-        }
+        None if m.kind == MessageKind::Request && names_target(&m.method) => Err(McpError::header(format!(
+            "Header mismatch: Mcp-Name is required for {}",
+            m.method
+        ))),
         _ => Ok(()),
     }
 }

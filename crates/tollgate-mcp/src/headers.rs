@@ -49,11 +49,7 @@ impl StandardHeaders {
         });
         let method = single(headers, METHOD).map(|v| v.and_then(check_method));
         let name = single(headers, NAME).map(|v| v.and_then(|s| decode_header_value(&s)));
-        StandardHeaders {
-            version,
-            method,
-            name,
-        }
+        StandardHeaders { version, method, name }
     }
 }
 
@@ -106,8 +102,7 @@ pub fn decode_header_value(value: &str) -> Result<String> {
     let bytes = STANDARD
         .decode(inner)
         .map_err(|_| McpError::header("Header mismatch: invalid base64 in header value"))?;
-    String::from_utf8(bytes)
-        .map_err(|_| McpError::header("Header mismatch: base64 header value is not UTF-8"))
+    String::from_utf8(bytes).map_err(|_| McpError::header("Header mismatch: base64 header value is not UTF-8"))
 }
 
 #[cfg(test)]

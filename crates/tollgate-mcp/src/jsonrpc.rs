@@ -52,19 +52,15 @@ pub fn error_body(id: Option<&RequestId>, code: i32, message: &str, data: Option
     let envelope = ErrorEnvelope {
         jsonrpc: "2.0",
         id: id.map(|id| id.0.as_ref()),
-        error: ErrorObject {
-            code,
-            message,
-            data,
-        },
+        error: ErrorObject { code, message, data },
     };
     // Serializing these plain structs cannot fail; fall back to a fixed body
     // rather than panicking on the request path.
     match serde_json::to_vec(&envelope) {
         Ok(v) => Bytes::from(v),
-        Err(_) => Bytes::from_static(
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
-        ),
+        Err(_) => {
+            Bytes::from_static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#)
+        }
     }
 }
 

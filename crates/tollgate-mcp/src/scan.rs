@@ -152,9 +152,7 @@ pub fn scan(body: &[u8]) -> Result<Scanned> {
 fn classify(e: serde_json::Error) -> McpError {
     use serde_json::error::Category;
     match e.classify() {
-        Category::Syntax | Category::Eof | Category::Io => {
-            McpError::new(ErrorKind::ParseError, "Parse error")
-        }
+        Category::Syntax | Category::Eof | Category::Io => McpError::new(ErrorKind::ParseError, "Parse error"),
         Category::Data => McpError::new(ErrorKind::InvalidRequest, "Invalid Request"),
     }
 }
@@ -164,7 +162,10 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
     if let Some(id) = &id {
         let text = id.as_json().as_bytes();
         if !(text.first() == Some(&b'"') || text.first().is_some_and(|b| b.is_ascii_digit() || *b == b'-')) {
-            return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: id must be a string or number"));
+            return Err(McpError::new(
+                ErrorKind::InvalidRequest,
+                "Invalid Request: id must be a string or number",
+            ));
         }
     }
     let (kind, method) = match (raw.method, raw.result.is_some() || raw.error.is_some()) {
@@ -181,7 +182,10 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
             let name = target_of(&method, p.name, p.uri, p.task_id);
             let (pv, tp) = match p.meta {
                 None => (None, None),
-                Some(m) => (m.protocol_version.map(Cow::into_owned), m.traceparent.map(Cow::into_owned)),
+                Some(m) => (
+                    m.protocol_version.map(Cow::into_owned),
+                    m.traceparent.map(Cow::into_owned),
+                ),
             };
             (name, pv, tp)
         }

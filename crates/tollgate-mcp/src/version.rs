@@ -73,10 +73,7 @@ mod tests {
 
     #[test]
     fn parses_exact_strings_only() {
-        assert_eq!(
-            ProtocolVersion::parse("2026-07-28"),
-            Some(ProtocolVersion::V2026_07_28)
-        );
+        assert_eq!(ProtocolVersion::parse("2026-07-28"), Some(ProtocolVersion::V2026_07_28));
         assert_eq!(ProtocolVersion::parse(" 2026-07-28"), None);
         assert_eq!(ProtocolVersion::parse("2026-07-29"), None);
         assert!(ProtocolVersion::V2025_03_26.allows_batches());

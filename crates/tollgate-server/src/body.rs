@@ -31,7 +31,11 @@ pin_project! {
 impl<B> IdleBody<B> {
     /// Wrap `inner` with an idle deadline.
     pub(crate) fn new(inner: B, idle: Duration) -> IdleBody<B> {
-        IdleBody { inner, sleep: tokio::time::sleep(idle), idle }
+        IdleBody {
+            inner,
+            sleep: tokio::time::sleep(idle),
+            idle,
+        }
     }
 }
 
@@ -79,7 +83,10 @@ pin_project! {
 impl<B, G> GuardedBody<B, G> {
     /// Attach `guard` to `inner`.
     pub(crate) fn new(inner: B, guard: G) -> GuardedBody<B, G> {
-        GuardedBody { inner, guard: Some(guard) }
+        GuardedBody {
+            inner,
+            guard: Some(guard),
+        }
     }
 }
 

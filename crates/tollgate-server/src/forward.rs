@@ -66,7 +66,11 @@ pub(crate) fn upstream_request(
     let mut req = Request::new(body);
     *req.method_mut() = method;
     *req.uri_mut() = up.uri();
-    *req.version_mut() = if up.http == UpstreamHttp::Http2 { Version::HTTP_2 } else { Version::HTTP_11 };
+    *req.version_mut() = if up.http == UpstreamHttp::Http2 {
+        Version::HTTP_2
+    } else {
+        Version::HTTP_11
+    };
     *req.headers_mut() = headers;
     req
 }
@@ -90,17 +94,27 @@ pub(crate) async fn send(up: &Upstream, req: Request<Body>) -> Result<Response, 
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     if is_sse {
-        parts.headers.insert(HeaderName::from_static("x-accel-buffering"), HeaderValue::from_static("no"));
+        parts.headers.insert(
+            HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        );
     }
     parts.version = Version::HTTP_11;
-    Ok(Response::from_parts(parts, Body::new(IdleBody::new(incoming, up.timeouts.idle))))
+    Ok(Response::from_parts(
+        parts,
+        Body::new(IdleBody::new(incoming, up.timeouts.idle)),
+    ))
 }
 
 fn classify_client_error(up: &Upstream, e: &hyper_util::client::legacy::Error) -> McpError {
-    if source_chain_has::<http_body_util::LengthLimitError>(e) {
+    if chain_any(e, |err| err.is::<http_body_util::LengthLimitError>()) {
         return McpError::new(ErrorKind::BodyTooLarge, "Request body too large");
     }
-    let timed_out = e.is_connect() && source_chain_has_timeout(e);
+    let timed_out = e.is_connect()
+        && chain_any(e, |err| {
+            err.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        });
     tracing::warn!(upstream = %up.name, error = %e, source = ?std::error::Error::source(e), "upstream request failed");
     if timed_out {
         McpError::new(ErrorKind::UpstreamTimeout, "Upstream timed out")
@@ -109,23 +123,11 @@ fn classify_client_error(up: &Upstream, e: &hyper_util::client::legacy::Error) -
     }
 }
 
-fn source_chain_has_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+/// Whether any error in the source chain of `e` satisfies `pred`.
+fn chain_any(e: &(dyn std::error::Error + 'static), pred: impl Fn(&(dyn std::error::Error + 'static)) -> bool) -> bool {
     let mut cur = Some(e);
     while let Some(err) = cur {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
-                return true;
-            }
-        }
-        cur = err.source();
-    }
-    false
-}
-
-fn source_chain_has<E: std::error::Error + 'static>(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if err.is::<E>() {
+        if pred(err) {
             return true;
         }
         cur = err.source();

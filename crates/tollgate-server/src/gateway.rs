@@ -55,7 +55,9 @@ impl Gateway {
             .collect::<Result<Vec<_>, _>>()?;
         let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
         if keys.is_empty() {
-            tracing::warn!("no [sessions] key configured: legacy sessions will not survive a restart or cross replicas");
+            tracing::warn!(
+                "no [sessions] key configured: legacy sessions will not survive a restart or cross replicas"
+            );
         }
         let sealer = Sealer::new(&keys, config.sessions.ttl).map_err(|_| GatewayError::Sessions)?;
         let shared = Arc::new(Shared {

@@ -31,7 +31,8 @@ impl Drop for Finish {
             Some(l) => (&*l.route, l.method.as_str()),
             None => (OTHER, OTHER),
         };
-        self.metrics.finished(route, method, self.status.as_str(), self.start.elapsed());
+        self.metrics
+            .finished(route, method, self.status.as_str(), self.start.elapsed());
         self.metrics.in_flight().dec();
     }
 }
@@ -63,7 +64,9 @@ pub(crate) async fn header_limit(State(max): State<usize>, req: Request, next: N
 /// requests without `Origin` pass.
 pub(crate) async fn origin(State(allowed): State<Arc<[String]>>, req: Request, next: Next) -> Response {
     if let Some(origin) = req.headers().get(ORIGIN) {
-        let ok = origin.to_str().is_ok_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
         if !ok {
             return reject(ErrorKind::ForbiddenOrigin, "Forbidden: origin not allowed");
         }

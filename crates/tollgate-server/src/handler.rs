@@ -35,13 +35,23 @@ pub(crate) async fn handle(shared: Arc<Shared>, up: Arc<Upstream>, req: Request<
     let outcome = match parts.method {
         Method::POST => post(&shared, &up, parts, body, &mut method).await,
         Method::GET | Method::DELETE if up.legacy => {
-            method = if parts.method == Method::GET { McpMethod::StreamGet } else { McpMethod::SessionDelete };
+            method = if parts.method == Method::GET {
+                McpMethod::StreamGet
+            } else {
+                McpMethod::SessionDelete
+            };
             session_request(&shared, &up, parts, body).await
         }
-        _ => Err(McpError::new(ErrorKind::MethodNotAllowed, "Method not allowed: this route accepts POST only")),
+        _ => Err(McpError::new(
+            ErrorKind::MethodNotAllowed,
+            "Method not allowed: this route accepts POST only",
+        )),
     };
     let mut res = outcome.unwrap_or_else(|e| error_response(&e));
-    res.extensions_mut().insert(CallLabels { route: up.label.clone(), method });
+    res.extensions_mut().insert(CallLabels {
+        route: up.label.clone(),
+        method,
+    });
     res
 }
 
@@ -60,14 +70,22 @@ async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, method: 
             (classify_post(&std_headers, &scanned, up.legacy)?, Body::from(bytes))
         }
         Err(e) => {
-            let id = read_body(body, max).await.ok().and_then(|b| scan(&b).ok()).and_then(|s| s.first_id());
+            let id = read_body(body, max)
+                .await
+                .ok()
+                .and_then(|b| scan(&b).ok())
+                .and_then(|s| s.first_id());
             return Err(e.with_id(id));
         }
     };
     *method = call_family(&call);
     let id = call.messages.first().and_then(|m| m.id.clone());
     let legacy = call.era == Era::Legacy;
-    let session = if legacy { unseal(shared, up, &parts).map_err(|e| e.with_id(id.clone()))? } else { None };
+    let session = if legacy {
+        unseal(shared, up, &parts).map_err(|e| e.with_id(id.clone()))?
+    } else {
+        None
+    };
     let req = upstream_request(up, Method::POST, parts.headers, body, session);
     let res = send(up, req).await.map_err(|e| e.with_id(id))?;
     finish(shared, up, res, legacy)
@@ -83,7 +101,11 @@ async fn session_request(shared: &Shared, up: &Upstream, parts: Parts, body: Bod
 /// The family of a call for metrics: a batch counts as its first element.
 fn call_family(call: &Call) -> McpMethod {
     call.messages.first().map_or(McpMethod::Other, |m| {
-        if m.method.is_empty() { McpMethod::Response } else { McpMethod::from_name(&m.method) }
+        if m.method.is_empty() {
+            McpMethod::Response
+        } else {
+            McpMethod::from_name(&m.method)
+        }
     })
 }
 
@@ -97,7 +119,10 @@ fn check_content_type(parts: &Parts) -> Result<(), McpError> {
     if ok {
         Ok(())
     } else {
-        Err(McpError::new(ErrorKind::UnsupportedMediaType, "Unsupported media type: use application/json"))
+        Err(McpError::new(
+            ErrorKind::UnsupportedMediaType,
+            "Unsupported media type: use application/json",
+        ))
     }
 }
 
@@ -109,7 +134,10 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, McpError> {
     match Limited::new(body, max).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<LengthLimitError>() => Err(McpError::new(ErrorKind::BodyTooLarge, "Request body too large")),
-        Err(_) => Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request: the body could not be read")),
+        Err(_) => Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: the body could not be read",
+        )),
     }
 }
 
@@ -129,8 +157,13 @@ fn unseal(shared: &Shared, up: &Upstream, parts: &Parts) -> Result<Option<Header
         McpError::new(ErrorKind::SessionNotFound, "Session not found")
     };
     let sealed = sealed.to_str().map_err(|_| not_found(SessionError::Invalid))?;
-    let claims = shared.sealer.unseal(sealed.trim(), &up.name, subject(parts)).map_err(not_found)?;
-    HeaderValue::from_str(&claims.upstream_id).map(Some).map_err(|_| not_found(SessionError::Invalid))
+    let claims = shared
+        .sealer
+        .unseal(sealed.trim(), &up.name, subject(parts))
+        .map_err(not_found)?;
+    HeaderValue::from_str(&claims.upstream_id)
+        .map(Some)
+        .map_err(|_| not_found(SessionError::Invalid))
 }
 
 /// Seal the upstream's session id (legacy) or drop it (modern).
@@ -144,7 +177,11 @@ fn finish(shared: &Shared, up: &Upstream, mut res: Response, legacy: bool) -> Ou
     let upstream_id = upstream_id
         .to_str()
         .map_err(|_| McpError::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id"))?;
-    let claims = SessionClaims { route: up.name.clone(), subject: String::new(), upstream_id: upstream_id.to_owned() };
+    let claims = SessionClaims {
+        route: up.name.clone(),
+        subject: String::new(),
+        upstream_id: upstream_id.to_owned(),
+    };
     let sealed = shared
         .sealer
         .seal(&claims)

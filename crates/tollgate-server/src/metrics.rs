@@ -22,8 +22,7 @@ pub struct Metrics {
 
 /// Buckets for request durations, in seconds: 100 µs to 60 s.
 const BUCKETS: &[f64] = &[
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-    10.0, 30.0, 60.0,
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
 
 impl Metrics {
@@ -34,7 +33,10 @@ impl Metrics {
     /// When a metric of the same name is already registered.
     pub fn register(registry: &Registry) -> prometheus::Result<Metrics> {
         let requests = IntCounterVec::new(
-            Opts::new("tollgate_requests_total", "MCP HTTP requests by route, MCP method and HTTP status."),
+            Opts::new(
+                "tollgate_requests_total",
+                "MCP HTTP requests by route, MCP method and HTTP status.",
+            ),
             &["route", "method", "status"],
         )?;
         let duration = HistogramVec::new(
@@ -45,22 +47,35 @@ impl Metrics {
             .buckets(BUCKETS.to_vec()),
             &["route", "method"],
         )?;
-        let in_flight = IntGauge::new("tollgate_requests_in_flight", "Requests whose response has not finished.")?;
+        let in_flight = IntGauge::new(
+            "tollgate_requests_in_flight",
+            "Requests whose response has not finished.",
+        )?;
         let upstream_errors = IntCounterVec::new(
-            Opts::new("tollgate_upstream_errors_total", "Upstream failures by route and kind (unavailable, timeout)."),
+            Opts::new(
+                "tollgate_upstream_errors_total",
+                "Upstream failures by route and kind (unavailable, timeout).",
+            ),
             &["route", "kind"],
         )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(in_flight.clone()))?;
         registry.register(Box::new(upstream_errors.clone()))?;
-        Ok(Metrics { requests, duration, in_flight, upstream_errors })
+        Ok(Metrics {
+            requests,
+            duration,
+            in_flight,
+            upstream_errors,
+        })
     }
 
     /// Record a finished request.
     pub fn finished(&self, route: &str, method: &str, status: &str, elapsed: Duration) {
         self.requests.with_label_values(&[route, method, status]).inc();
-        self.duration.with_label_values(&[route, method]).observe(elapsed.as_secs_f64());
+        self.duration
+            .with_label_values(&[route, method])
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Count an upstream failure.

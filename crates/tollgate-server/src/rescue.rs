@@ -7,8 +7,8 @@
 //! Internal detail goes to the log, never into the body.
 
 use axum::response::{IntoResponse, Response};
-use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::StatusCode;
+use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use tollgate_core::ErrorKind;
 use tollgate_mcp::{McpError, error_body};
 
@@ -72,6 +72,10 @@ mod tests {
             assert!(doc.contains(&row), "docs/errors.md lacks the row {row}");
         }
         let rows = doc.lines().filter(|l| l.starts_with("| `")).count();
-        assert_eq!(rows, ErrorKind::ALL.len(), "docs/errors.md has rows for kinds that do not exist");
+        assert_eq!(
+            rows,
+            ErrorKind::ALL.len(),
+            "docs/errors.md has rows for kinds that do not exist"
+        );
     }
 }

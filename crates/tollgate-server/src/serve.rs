@@ -47,7 +47,9 @@ pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, sh
             },
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(stream), service.clone()).into_owned();
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), service.clone())
+            .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

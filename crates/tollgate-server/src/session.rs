@@ -50,7 +50,10 @@ pub struct Sealer {
 
 impl std::fmt::Debug for Sealer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sealer").field("keys", &self.keys.len()).field("ttl", &self.ttl).finish()
+        f.debug_struct("Sealer")
+            .field("keys", &self.keys.len())
+            .field("ttl", &self.ttl)
+            .finish()
     }
 }
 
@@ -72,7 +75,11 @@ impl Sealer {
             rng.fill(&mut k)?;
             prepared.push(LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &k)?));
         }
-        Ok(Sealer { keys: prepared, rng, ttl })
+        Ok(Sealer {
+            keys: prepared,
+            rng,
+            ttl,
+        })
     }
 
     /// Seal a session for `route` and `subject`.
@@ -151,7 +158,14 @@ fn parse_plain(plain: &[u8]) -> Option<(u64, SessionClaims)> {
     let route = take_field(&mut rest)?;
     let subject = take_field(&mut rest)?;
     let upstream_id = String::from_utf8(rest.to_vec()).ok()?;
-    Some((u64::from_be_bytes(*expiry), SessionClaims { route, subject, upstream_id }))
+    Some((
+        u64::from_be_bytes(*expiry),
+        SessionClaims {
+            route,
+            subject,
+            upstream_id,
+        },
+    ))
 }
 
 fn now_secs() -> u64 {
@@ -163,7 +177,11 @@ mod tests {
     use super::*;
 
     fn claims(route: &str) -> SessionClaims {
-        SessionClaims { route: route.into(), subject: "alice".into(), upstream_id: "up-123".into() }
+        SessionClaims {
+            route: route.into(),
+            subject: "alice".into(),
+            upstream_id: "up-123".into(),
+        }
     }
 
     #[test]

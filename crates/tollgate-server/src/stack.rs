@@ -8,12 +8,12 @@ use axum::error_handling::HandleErrorLayer;
 use axum::middleware::from_fn_with_state;
 use axum::response::Response;
 use axum::routing::any;
+use tollgate_core::ErrorKind;
 use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tollgate_core::ErrorKind;
 
 use crate::guard::{header_limit, origin, track};
 use crate::handler::handle;
@@ -43,7 +43,9 @@ pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_or
         .layer(from_fn_with_state(shared.limits.max_header_bytes, header_limit))
         // Past the concurrency limit, requests are shed at once with 503
         // instead of queueing behind slow upstreams.
-        .layer(HandleErrorLayer::new(|_: axum::BoxError| async { reject(ErrorKind::Overloaded, "Server overloaded") }))
+        .layer(HandleErrorLayer::new(|_: axum::BoxError| async {
+            reject(ErrorKind::Overloaded, "Server overloaded")
+        }))
         .layer(LoadShedLayer::new())
         .layer(GlobalConcurrencyLimitLayer::new(shared.limits.max_concurrent_requests))
         // DNS-rebinding protection: browsers from other origins get 403.

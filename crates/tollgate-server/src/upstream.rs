@@ -76,16 +76,25 @@ impl Upstream {
     /// [`UpstreamError`] when the URL or TLS setup is unusable.
     pub fn from_config(server: &Server, defaults: &Timeouts) -> Result<Upstream, UpstreamError> {
         let name = server.name.as_str().to_owned();
-        let url_err = |reason: String| UpstreamError::Url { name: name.clone(), reason };
-        let uri: Uri = server.url.as_str().parse().map_err(|e: http::uri::InvalidUri| url_err(e.to_string()))?;
+        let url_err = |reason: String| UpstreamError::Url {
+            name: name.clone(),
+            reason,
+        };
+        let uri: Uri = server
+            .url
+            .as_str()
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| url_err(e.to_string()))?;
         let parts = uri.into_parts();
         let scheme = parts.scheme.ok_or_else(|| url_err("no scheme".into()))?;
         let authority = parts.authority.ok_or_else(|| url_err("no host".into()))?;
         let path = parts.path_and_query.unwrap_or_else(|| PathAndQuery::from_static("/"));
         let host = HeaderValue::from_str(authority.as_str()).map_err(|e| url_err(e.to_string()))?;
         let timeouts = server.timeouts(defaults);
-        let client = build_client(server.http, timeouts.connect)
-            .map_err(|source| UpstreamError::Tls { name: name.clone(), source })?;
+        let client = build_client(server.http, timeouts.connect).map_err(|source| UpstreamError::Tls {
+            name: name.clone(),
+            source,
+        })?;
         Ok(Upstream {
             label: name.as_str().into(),
             name,

@@ -15,7 +15,11 @@ use tollgate_server::Gateway;
 use tollgate_telemetry::LogFormat;
 
 #[derive(Parser)]
-#[command(name = "tollgate", version, about = "Tollgate: an enterprise gateway for MCP traffic")]
+#[command(
+    name = "tollgate",
+    version,
+    about = "Tollgate: an enterprise gateway for MCP traffic"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -25,9 +29,10 @@ struct Cli {
 enum Command {
     /// Run the gateway.
     Serve {
-        /// The configuration file (TOML).
+        /// The configuration file (TOML). Without it, the embedded demo
+        /// configuration (examples/demo.toml) is used.
         #[arg(long, short)]
-        config: PathBuf,
+        config: Option<PathBuf>,
         /// Log filter, `RUST_LOG` syntax.
         #[arg(long, env = "TOLLGATE_LOG", default_value = "info")]
         log: String,
@@ -54,13 +59,21 @@ enum Format {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { config, log, log_format } => {
+        Command::Serve {
+            config,
+            log,
+            log_format,
+        } => {
             let format = match log_format {
                 Format::Text => LogFormat::Text,
                 Format::Json => LogFormat::Json,
             };
             tollgate_telemetry::init(&log, format);
-            let Some(loaded) = load(&config) else { return ExitCode::from(2) };
+            let loaded = match &config {
+                Some(path) => load(path),
+                None => load_demo(),
+            };
+            let Some(loaded) = loaded else { return ExitCode::from(2) };
             match serve(loaded) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -83,9 +96,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// The demo configuration compiled into the binary.
+const DEMO_CONFIG: &str = include_str!("../../../examples/demo.toml");
+
+fn load_demo() -> Option<Loaded> {
+    tracing::info!("no --config given: serving the embedded demo configuration (examples/demo.toml)");
+    report(tollgate_config::load_str(
+        Path::new("<embedded examples/demo.toml>"),
+        DEMO_CONFIG,
+        &ProcessEnvironment,
+    ))
+}
+
 /// Load and validate; print every error to stderr.
 fn load(path: &Path) -> Option<Loaded> {
-    match tollgate_config::load(path, &ProcessEnvironment) {
+    report(tollgate_config::load(path, &ProcessEnvironment))
+}
+
+fn report(result: Result<Loaded, tollgate_config::ConfigErrors>) -> Option<Loaded> {
+    match result {
         Ok(loaded) => Some(loaded),
         Err(errors) => {
             for e in &errors.0 {
@@ -117,7 +146,9 @@ fn serve(loaded: Loaded) -> anyhow::Result<()> {
 }
 
 async fn bind(addr: SocketAddr, key: &str) -> anyhow::Result<tokio::net::TcpListener> {
-    tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} ({key})"))
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} ({key})"))
 }
 
 async fn shutdown_signal() {

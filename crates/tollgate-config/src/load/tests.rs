@@ -81,7 +81,8 @@ fn semantic_errors_are_all_reported_with_lines() {
 fn session_keys_resolve_from_the_environment_and_never_print() {
     let text = format!("{MINIMAL}\n[sessions]\nkey = {{ env = \"K\" }}\n");
     let mut env = FakeEnv::default();
-    env.0.insert("K".into(), "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
+    env.0
+        .insert("K".into(), "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
     let loaded = load_str(Path::new("gw.toml"), &text, &env).unwrap();
     assert_eq!(loaded.session_keys[0].expose()[31], 31);
     assert_eq!(format!("{:?}", loaded.session_keys[0]), "Secret([redacted])");

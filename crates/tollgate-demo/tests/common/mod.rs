@@ -126,12 +126,7 @@ pub(crate) async fn read(response: Response<Incoming>) -> Reply {
 }
 
 /// Sends one request and reads the whole response body.
-pub(crate) async fn send(
-    method: Method,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: Option<&Value>,
-) -> Reply {
+pub(crate) async fn send(method: Method, url: &str, headers: &[(&str, &str)], body: Option<&Value>) -> Reply {
     read(open(method, url, headers, body).await).await
 }
 
@@ -178,12 +173,7 @@ pub(crate) fn modern_meta() -> Value {
 }
 
 /// POSTs a 2026-07-28 request with the standard headers (`Mcp-Name` when given).
-pub(crate) async fn modern_call(
-    server: &TestServer,
-    method: &str,
-    name: Option<&str>,
-    mut params: Value,
-) -> Reply {
+pub(crate) async fn modern_call(server: &TestServer, method: &str, name: Option<&str>, mut params: Value) -> Reply {
     params["_meta"] = match params.get("_meta") {
         Some(extra) => {
             let mut meta = modern_meta();

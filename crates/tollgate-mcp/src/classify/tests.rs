@@ -68,10 +68,16 @@ fn unsupported_versions_name_what_is_supported() {
 #[test]
 fn modern_body_without_meta_or_header_is_rejected() {
     let no_meta = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
-    assert_eq!(classify(&[V, ("mcp-method", "tools/list")], no_meta).unwrap_err().kind, ErrorKind::MissingMeta);
+    assert_eq!(
+        classify(&[V, ("mcp-method", "tools/list")], no_meta).unwrap_err().kind,
+        ErrorKind::MissingMeta
+    );
     assert_eq!(classify(&[], MODERN_CALL).unwrap_err().kind, ErrorKind::HeaderMismatch);
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
-    assert_eq!(classify(&[V, ("mcp-method", "initialize")], init).unwrap_err().kind, ErrorKind::HeaderMismatch);
+    assert_eq!(
+        classify(&[V, ("mcp-method", "initialize")], init).unwrap_err().kind,
+        ErrorKind::HeaderMismatch
+    );
 }
 
 #[test]
@@ -80,9 +86,14 @@ fn legacy_traffic_and_batches() {
     assert_eq!(classify(&[], init).unwrap().era, Era::Legacy);
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
     assert_eq!(classify(&[], batch).unwrap().messages.len(), 2);
-    assert_eq!(classify(&[("mcp-protocol-version", "2025-03-26")], batch).unwrap().era, Era::Legacy);
     assert_eq!(
-        classify(&[("mcp-protocol-version", "2025-06-18")], batch).unwrap_err().kind,
+        classify(&[("mcp-protocol-version", "2025-03-26")], batch).unwrap().era,
+        Era::Legacy
+    );
+    assert_eq!(
+        classify(&[("mcp-protocol-version", "2025-06-18")], batch)
+            .unwrap_err()
+            .kind,
         ErrorKind::InvalidRequest
     );
     assert_eq!(classify(&[V], batch).unwrap_err().kind, ErrorKind::InvalidRequest);
@@ -91,10 +102,25 @@ fn legacy_traffic_and_batches() {
 #[test]
 fn header_plan_trusts_only_complete_modern_headers() {
     let plan = |h: &[(&'static str, &str)], trust| CallPlan::from_headers(&headers(h), trust, true);
-    assert!(matches!(plan(&[V, ("mcp-method", "tools/call"), ("mcp-name", "x")], true).unwrap(), CallPlan::HeadersOnly(_)));
-    assert!(matches!(plan(&[V, ("mcp-method", "tools/call"), ("mcp-name", "x")], false).unwrap(), CallPlan::ScanBody));
-    assert!(matches!(plan(&[("mcp-method", "tools/call")], true).unwrap(), CallPlan::ScanBody));
+    assert!(matches!(
+        plan(&[V, ("mcp-method", "tools/call"), ("mcp-name", "x")], true).unwrap(),
+        CallPlan::HeadersOnly(_)
+    ));
+    assert!(matches!(
+        plan(&[V, ("mcp-method", "tools/call"), ("mcp-name", "x")], false).unwrap(),
+        CallPlan::ScanBody
+    ));
+    assert!(matches!(
+        plan(&[("mcp-method", "tools/call")], true).unwrap(),
+        CallPlan::ScanBody
+    ));
     assert!(matches!(plan(&[V], true).unwrap(), CallPlan::ScanBody));
-    assert_eq!(plan(&[V, ("mcp-method", "tools/call")], true).unwrap_err().kind, ErrorKind::HeaderMismatch);
-    assert_eq!(plan(&[("mcp-protocol-version", "x")], true).unwrap_err().kind, ErrorKind::UnsupportedProtocolVersion);
+    assert_eq!(
+        plan(&[V, ("mcp-method", "tools/call")], true).unwrap_err().kind,
+        ErrorKind::HeaderMismatch
+    );
+    assert_eq!(
+        plan(&[("mcp-protocol-version", "x")], true).unwrap_err().kind,
+        ErrorKind::UnsupportedProtocolVersion
+    );
 }

@@ -24,15 +24,23 @@ fn reads_method_name_and_meta_skipping_the_rest() {
 
 #[test]
 fn resources_are_named_by_uri_and_escapes_are_decoded() {
-    let m = single(r#"{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"name":"n","uri":"file:///a\u0020b"}}"#);
+    let m = single(
+        r#"{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"name":"n","uri":"file:///a\u0020b"}}"#,
+    );
     assert_eq!(m.name.as_deref(), Some("file:///a b"));
     assert_eq!(m.id.unwrap().as_json(), r#""r1""#);
 }
 
 #[test]
 fn classifies_notifications_responses_and_batches() {
-    assert_eq!(single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).kind, MessageKind::Notification);
-    assert_eq!(single(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).kind, MessageKind::Response);
+    assert_eq!(
+        single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).kind,
+        MessageKind::Notification
+    );
+    assert_eq!(
+        single(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).kind,
+        MessageKind::Response
+    );
     let Scanned::Batch(v) = scan(br#" [{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}]"#).unwrap() else {
         panic!("expected batch")
     };
@@ -50,12 +58,19 @@ fn rejects_bad_bodies_with_the_right_class() {
     assert_eq!(kind(r#"{"id":1}"#), ErrorKind::InvalidRequest);
     assert_eq!(kind(r#"{"id":{},"method":"x"}"#), ErrorKind::InvalidRequest);
     // A second `method` or `name` must not let the body say two things.
-    assert_eq!(kind(r#"{"id":1,"method":"ping","method":"tools/call"}"#), ErrorKind::InvalidRequest);
+    assert_eq!(
+        kind(r#"{"id":1,"method":"ping","method":"tools/call"}"#),
+        ErrorKind::InvalidRequest
+    );
     assert_eq!(
         kind(r#"{"id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#),
         ErrorKind::InvalidRequest
     );
-    let deep = format!(r#"{{"id":1,"method":"x","params":{{"a":{}{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        r#"{{"id":1,"method":"x","params":{{"a":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     // Skipped values are walked without recursion: deep nesting is bounded
     // by the body limit only and cannot overflow the stack.
     assert!(scan(deep.as_bytes()).is_ok());

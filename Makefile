@@ -1,0 +1,43 @@
+# Tollgate: `make run` starts the demo, `make test` installs what the tests
+# need and runs every check CI runs.
+
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/tollgate-target
+CARGO ?= cargo
+
+.PHONY: run build test test-deps fmt fmt-check lint nextest doctest bench schema clean
+
+run: build
+	scripts/run-demo.sh
+
+build:
+	$(CARGO) build --locked -p tollgate -p tollgate-demo
+
+test: test-deps fmt-check lint nextest doctest
+
+test-deps:
+	scripts/install-test-deps.sh
+
+fmt:
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+lint:
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+
+nextest:
+	@$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install cargo-nextest --locked
+	$(CARGO) nextest run --locked --workspace --no-fail-fast
+
+doctest:
+	$(CARGO) test --locked --workspace --doc
+
+bench:
+	bench/run.sh
+
+schema:
+	@$(CARGO) run --quiet --locked -p tollgate -- schema
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,53 @@
+//! The command line as an operator uses it.
+
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+use std::process::Command;
+
+fn tollgate() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+}
+
+#[test]
+fn validate_lists_every_error_with_file_line_and_key() {
+    let dir = std::env::temp_dir().join(format!("tollgate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[[servers]]\nname = \"a\"\nurl = \"ftp://x\"\n\n[[servers]]\nname = \"a\"\nurl = \"http://x/mcp\"\n",
+    )
+    .unwrap();
+    let out = tollgate().args(["validate", "--config"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bad.toml:7:1: key `servers[0].url`"), "{err}");
+    assert!(
+        err.contains("bad.toml:10:1: key `servers[1].name`: duplicate server name"),
+        "{err}"
+    );
+
+    std::fs::write(
+        &file,
+        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\nport = 1\n",
+    )
+    .unwrap();
+    let out = tollgate().args(["validate", "--config"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad.toml:4:1: key `listen.port`: unknown field `port`"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn validate_accepts_the_demo_and_schema_prints_json() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.toml");
+    let out = tollgate().args(["validate", "--config", demo]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tollgate().arg("schema").output().unwrap();
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(schema["properties"]["servers"].is_object(), "{schema}");
+}

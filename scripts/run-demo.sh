@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `make run`: start the demo MCP server and Tollgate in front of it (the
+# embedded demo configuration, examples/demo.toml), print how to connect,
+# and stop both on Ctrl-C.
+set -euo pipefail
+BIN="${CARGO_TARGET_DIR:?}/debug"
+DEMO_ADDR=127.0.0.1:3001
+GATEWAY=http://127.0.0.1:8080
+ADMIN=http://127.0.0.1:9090
+
+"$BIN/tollgate-demo" --listen "$DEMO_ADDR" &
+demo=$!
+cleanup() { kill "$demo" "${gw:-}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+"$BIN/tollgate" serve &
+gw=$!
+for _ in $(seq 1 100); do
+  curl -fsS "$ADMIN/readyz" >/dev/null 2>&1 && break
+  kill -0 "$gw" 2>/dev/null || { echo "tollgate failed to start (is port 8080 or 9090 in use?)" >&2; exit 1; }
+  sleep 0.1
+done
+
+cat <<MSG
+
+  Tollgate is running.
+    MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
+    Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
+
+  Call a tool the 2026-07-28 way (standard headers, checked against the body):
+    curl -s $GATEWAY/mcp/demo -H 'content-type: application/json' \\
+      -H 'accept: application/json, text/event-stream' \\
+      -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \\
+      -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+
+  Or point any MCP client at $GATEWAY/mcp/demo, e.g. the MCP Inspector:
+    npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL above)
+
+  Ctrl-C stops both.
+MSG
+wait "$gw"
