@@ -12,7 +12,7 @@ run: build
 build:
 	$(CARGO) build --locked -p tollgate -p tollgate-demo
 
-test: test-deps fmt-check lint nextest doctest
+test: test-deps fmt-check lint doctest nextest
 
 test-deps:
 	scripts/install-test-deps.sh

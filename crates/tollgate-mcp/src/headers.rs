@@ -89,6 +89,14 @@ fn check_method(method: String) -> Result<String> {
 /// else is a literal. Inside the sentinel, the payload must be standard,
 /// padded Base64 of valid UTF-8.
 ///
+/// ```
+/// use tollgate_mcp::decode_header_value;
+///
+/// assert_eq!(decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(), "Hello, 世界");
+/// assert_eq!(decode_header_value("plain-name").unwrap(), "plain-name");
+/// assert!(decode_header_value("=?base64?not base64?=").is_err());
+/// ```
+///
 /// # Errors
 ///
 /// A `HeaderMismatch` error when the sentinel payload is not valid.

@@ -118,6 +118,14 @@ struct RawMeta<'a> {
 
 /// Scan a JSON-RPC body (a single message or a batch array).
 ///
+/// ```
+/// use tollgate_mcp::{Scanned, scan};
+///
+/// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+/// let Ok(Scanned::Single(m)) = scan(body) else { panic!("not a single message") };
+/// assert_eq!((m.method.as_str(), m.name.as_deref()), ("tools/call", Some("echo")));
+/// ```
+///
 /// # Errors
 ///
 /// `ParseError` when the body is not JSON; `InvalidRequest` when it is JSON
