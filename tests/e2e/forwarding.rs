@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 use tollgate_e2e::stub::Stub;
-use tollgate_e2e::{TestGateway, assert_rpc_error, http, modern_body, modern_headers};
+use tollgate_e2e::{TestGateway, assert_rpc_error, http, modern_body, modern_call};
 
 async fn gateway(stub: &Stub, extra: &str) -> TestGateway {
     let mut cfg = format!("{extra}\n");
@@ -81,25 +81,13 @@ async fn upstream_trust_forwards_the_body_unread_and_byte_identical() {
     // header_trust = "upstream" the gateway does not read the body: the
     // upstream gets it unchanged and must enforce agreement itself.
     let body = modern_body(9, "tools/call", json!({"name": "not-echo"}));
-    let res = http()
-        .post(gw.url("raw"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("raw"), "tools/call", Some("echo"), body.clone()).await;
     assert_eq!(res.status(), 200);
     let seen = &stub.seen().await[0];
     assert_eq!(&seen.body[..], body.as_bytes());
     assert_eq!(seen.headers["mcp-name"], "echo");
     // The same request on a verify route never reaches the upstream.
-    let res = http()
-        .post(gw.url("json"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("json"), "tools/call", Some("echo"), body).await;
     assert_rpc_error(res, 400, -32020, json!(9)).await;
     assert_eq!(stub.seen().await.len(), 1);
 }

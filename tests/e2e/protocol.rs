@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use serde_json::json;
-use tollgate_e2e::{Demo, TestGateway, assert_rpc_error, http, modern_body, modern_headers};
+use tollgate_e2e::{Demo, TestGateway, assert_rpc_error, http, modern_body, modern_call, modern_headers};
 
 async fn gateway(extra: &str) -> (Demo, TestGateway) {
     let demo = Demo::spawn().await;
@@ -23,13 +23,7 @@ fn echo_body(id: u64) -> String {
 #[tokio::test]
 async fn modern_call_with_agreeing_headers_is_forwarded() {
     let (_d, gw) = gateway("").await;
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(echo_body(1))
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("demo"), "tools/call", Some("echo"), echo_body(1)).await;
     assert_eq!(res.status(), 200);
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["result"]["content"][0]["text"], "hi", "{body}");
@@ -47,13 +41,7 @@ async fn header_problems_are_400_32020_echoing_the_id() {
         ("tools/call", Some("=?base64?ZWNobw==")), // no suffix: a literal, so a mismatch
     ];
     for (method, name) in cases {
-        let res = http()
-            .post(gw.url("demo"))
-            .headers(modern_headers(method, name))
-            .body(echo_body(42))
-            .send()
-            .await
-            .unwrap();
+        let res = modern_call(gw.url("demo"), method, name, echo_body(42)).await;
         assert_rpc_error(res, 400, -32020, json!(42)).await;
     }
     let mut h = modern_headers("tools/call", Some("echo"));
@@ -109,13 +97,7 @@ async fn unsupported_version_is_400_32022_with_data() {
 async fn missing_meta_version_is_400_32602() {
     let (_d, gw) = gateway("").await;
     let body = json!({"jsonrpc":"2.0","id":"m","method":"tools/list","params":{}}).to_string();
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/list", None))
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("demo"), "tools/list", None, body).await;
     assert_rpc_error(res, 400, -32602, json!("m")).await;
 }
 
@@ -160,13 +142,7 @@ async fn modern_only_route_refuses_legacy_traffic() {
     let body = assert_rpc_error(res, 400, -32022, json!(1)).await;
     assert_eq!(body["error"]["data"]["supported"], json!(["2026-07-28"]));
     // Modern traffic still flows on that route.
-    let res = http()
-        .post(gw.url("modern"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(echo_body(2))
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("modern"), "tools/call", Some("echo"), echo_body(2)).await;
     assert_eq!(res.status(), 200);
 }
 
@@ -188,23 +164,17 @@ async fn oversized_headers_and_bodies_are_refused() {
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "x".repeat(4000)}}),
     );
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(big.clone())
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("demo"), "tools/call", Some("echo"), big.clone()).await;
     assert_rpc_error(res, 413, -32000, json!(null)).await;
     // Chunked (no Content-Length) is cut off by the same limit.
     let stream = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(big.into_bytes())]);
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(reqwest::Body::wrap_stream(stream))
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(
+        gw.url("demo"),
+        "tools/call",
+        Some("echo"),
+        reqwest::Body::wrap_stream(stream),
+    )
+    .await;
     assert_rpc_error(res, 413, -32000, json!(null)).await;
 }
 
@@ -248,21 +218,9 @@ async fn unknown_routes_are_404_with_a_json_rpc_body() {
 #[tokio::test]
 async fn admin_endpoints_report_health_readiness_and_metrics() {
     let (_d, gw) = gateway("").await;
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(echo_body(1))
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("demo"), "tools/call", Some("echo"), echo_body(1)).await;
     res.bytes().await.unwrap();
-    let res = http()
-        .post(gw.url("demo"))
-        .headers(modern_headers("tools/call", Some("x")))
-        .body(echo_body(1))
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(gw.url("demo"), "tools/call", Some("x"), echo_body(1)).await;
     res.bytes().await.unwrap();
     assert_eq!(
         http()

@@ -127,6 +127,23 @@ pub fn modern_headers(method: &str, name: Option<&str>) -> reqwest::header::Head
     h
 }
 
+/// POST a modern-era request: standard headers for `method` / `name`, and
+/// `body` as given (it may disagree with the headers on purpose).
+pub async fn modern_call(
+    url: String,
+    method: &str,
+    name: Option<&str>,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    http()
+        .post(url)
+        .headers(modern_headers(method, name))
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// A modern-era JSON-RPC request body.
 pub fn modern_body(id: u64, method: &str, params: serde_json::Value) -> String {
     let mut params = params;
