@@ -1,6 +1,6 @@
-//! Step 1 and 2 of the request path as middleware: request metrics (outside
-//! everything else, so rejections are counted), the header size limit and
-//! the `Origin` allowlist.
+//! Steps 1 to 3 of the request path as middleware: request metrics (outside
+//! everything else, so rejections are counted), then admission: the header
+//! size limit and the `Origin` allowlist.
 
 use std::sync::Arc;
 
@@ -51,22 +51,28 @@ pub(crate) async fn track(State(metrics): State<Metrics>, req: Request, next: Ne
     res.map(|body| Body::new(GuardedBody::new(body, finish)))
 }
 
-/// Reject requests whose headers add up to more than the limit (431).
-pub(crate) async fn header_limit(State(max): State<usize>, req: Request, next: Next) -> Response {
-    let size: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
-    if size > max {
-        return reject(ErrorKind::HeadersTooLarge, "Request header fields too large");
-    }
-    next.run(req).await
+/// What [`admit`] checks before a request reaches a route.
+#[derive(Debug, Clone)]
+pub(crate) struct Admission {
+    /// Largest total size of header names and values.
+    pub(crate) max_header_bytes: usize,
+    /// Exact origins allowed to call.
+    pub(crate) allowed_origins: Arc<[String]>,
 }
 
-/// Reject browser requests from origins not on the allowlist (403);
-/// requests without `Origin` pass.
-pub(crate) async fn origin(State(allowed): State<Arc<[String]>>, req: Request, next: Next) -> Response {
+/// Reject requests whose headers add up to more than the limit (431), and
+/// browser requests from origins not on the allowlist (403, DNS-rebinding
+/// protection). Requests without `Origin` pass the origin check. One
+/// middleware for both: each `from_fn` layer costs allocations per request.
+pub(crate) async fn admit(State(adm): State<Arc<Admission>>, req: Request, next: Next) -> Response {
+    let size: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if size > adm.max_header_bytes {
+        return reject(ErrorKind::HeadersTooLarge, "Request header fields too large");
+    }
     if let Some(origin) = req.headers().get(ORIGIN) {
         let ok = origin
             .to_str()
-            .is_ok_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
+            .is_ok_and(|o| adm.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
         if !ok {
             return reject(ErrorKind::ForbiddenOrigin, "Forbidden: origin not allowed");
         }

@@ -15,7 +15,7 @@ use tower::load_shed::LoadShedLayer;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 
-use crate::guard::{header_limit, origin, track};
+use crate::guard::{Admission, admit, track};
 use crate::handler::handle;
 use crate::rescue::reject;
 use crate::{Shared, Upstream};
@@ -30,6 +30,10 @@ pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_or
         router = router.route(&path, any(move |req| handle(shared.clone(), up.clone(), req)));
     }
     let router = router.fallback(|| async { reject(ErrorKind::UnknownRoute, "Not found: no MCP server at this path") });
+    let admission = Admission {
+        max_header_bytes: shared.limits.max_header_bytes,
+        allowed_origins,
+    };
     let layers = ServiceBuilder::new()
         // A panic in any layer below becomes a JSON-RPC 500, not a dropped connection.
         .layer(CatchPanicLayer::custom(panic_response))
@@ -39,17 +43,16 @@ pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_or
         .layer(PropagateRequestIdLayer::x_request_id())
         // Metrics sit outside the limits so that rejected requests are counted.
         .layer(from_fn_with_state(shared.metrics.clone(), track))
-        // Oversized headers are refused before anything decodes them.
-        .layer(from_fn_with_state(shared.limits.max_header_bytes, header_limit))
+        // Oversized headers are refused before anything decodes them, and
+        // browsers from other origins get 403 (DNS-rebinding protection).
+        .layer(from_fn_with_state(Arc::new(admission), admit))
         // Past the concurrency limit, requests are shed at once with 503
         // instead of queueing behind slow upstreams.
         .layer(HandleErrorLayer::new(|_: axum::BoxError| async {
             reject(ErrorKind::Overloaded, "Server overloaded")
         }))
         .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::new(shared.limits.max_concurrent_requests))
-        // DNS-rebinding protection: browsers from other origins get 403.
-        .layer(from_fn_with_state(allowed_origins, origin));
+        .layer(GlobalConcurrencyLimitLayer::new(shared.limits.max_concurrent_requests));
     router.layer(layers)
 }
 
