@@ -253,6 +253,7 @@ async fn h2_on_both_sides() {
         ),
     )
     .await;
+    tollgate_e2e::install_crypto_provider();
     let client = reqwest::Client::builder()
         .http2_prior_knowledge()
         .no_proxy()

@@ -111,7 +111,14 @@ impl Demo {
 
 /// A client for raw HTTP assertions (no connection reuse surprises).
 pub fn http() -> reqwest::Client {
+    install_crypto_provider();
     reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// reqwest is built with rustls but no default crypto provider (the
+/// gateway configures its own): tests use aws-lc-rs, like the gateway.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 
 /// The standard headers of a modern request plus the JSON content type.

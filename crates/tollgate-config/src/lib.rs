@@ -5,14 +5,21 @@
 //! the file, line, column and key path. `tollgate validate` and `tollgate
 //! serve` share [`load`], so what validates is exactly what serves.
 
+mod auth;
 mod error;
+mod keyfile;
 mod load;
 mod locate;
 mod model;
 mod secret;
 
+pub use auth::{
+    Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
+    SigningAlgorithm, StaticCredential,
+};
 pub use error::{ConfigError, ConfigErrors};
-pub use load::{Environment, Loaded, ProcessEnvironment, load, load_str, schema};
+pub use keyfile::read_or_create_file;
+pub use load::{AuthSecrets, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load, load_str, schema};
 pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,
     Timeouts, UpstreamHttp,

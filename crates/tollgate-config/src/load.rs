@@ -8,7 +8,11 @@ use base64::engine::general_purpose::STANDARD;
 use toml::de::DeTable;
 
 use crate::locate::{Seg, line_col, render, span_of};
+
+mod auth;
+
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
+pub use auth::{AuthSecrets, DevIssuerSettings};
 
 /// Where secrets referenced by the configuration are looked up. Tests pass
 /// their own; the binary passes [`ProcessEnvironment`].
@@ -49,6 +53,10 @@ pub struct Loaded {
     /// Session sealing keys: the current key first, then previous keys.
     /// Empty when none is configured.
     pub session_keys: Vec<Secret>,
+    /// Secrets of the introspection clients and upstream credentials.
+    pub auth_secrets: AuthSecrets,
+    /// The development issuer, when enabled.
+    pub dev_issuer: Option<DevIssuerSettings>,
 }
 
 /// Read and validate a configuration file.
@@ -102,6 +110,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     validate(&config, &mut problems);
     let base = path.parent().unwrap_or(Path::new("."));
     let session_keys = resolve_keys(&config, base, env, &mut problems);
+    let auth_secrets = auth::resolve(&config, base, env, &mut problems);
     if !problems.is_empty() {
         return Err(ConfigErrors(
             problems
@@ -112,8 +121,10 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     }
     Ok(Loaded {
         path: path.to_owned(),
+        dev_issuer: auth::dev_issuer(&config, base),
         config,
         session_keys,
+        auth_secrets,
     })
 }
 
@@ -174,6 +185,7 @@ fn validate(c: &Config, out: &mut Problems) {
         }
     }
     validate_servers(c, out);
+    auth::validate(c, out);
 }
 
 fn validate_servers(c: &Config, out: &mut Problems) {

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::SecretSource;
+use crate::auth::{Auth, Credential, DevIssuer, ServerAuth};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -36,9 +37,52 @@ pub struct Config {
     /// Async runtime sizing.
     #[serde(default)]
     pub runtime: Runtime,
+    /// Token validation: issuers and the public base URL.
+    #[serde(default)]
+    pub auth: Auth,
+    /// A local token issuer for development (off by default).
+    #[serde(default)]
+    pub dev_issuer: DevIssuer,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,
+}
+
+impl Config {
+    /// The canonical public base URL, without a trailing slash: `[auth]
+    /// public_base_url`, else `http://` + `listen.public` unless that
+    /// address is unspecified.
+    pub fn public_base_url(&self) -> Option<String> {
+        match &self.auth.public_base_url {
+            Some(url) => Some(url.as_str().trim_end_matches('/').to_owned()),
+            None if self.listen.public.ip().is_unspecified() => None,
+            None => Some(format!("http://{}", self.listen.public)),
+        }
+    }
+
+    /// The canonical URL of a route, its OAuth resource identifier.
+    pub fn resource_url(&self, server: &Server) -> Option<String> {
+        self.public_base_url()
+            .map(|base| format!("{base}/mcp/{}", server.name.as_str()))
+    }
+
+    /// Whether calls on `server` need a token.
+    pub fn auth_required(&self, server: &Server) -> bool {
+        server
+            .auth
+            .required
+            .unwrap_or(!self.auth.issuers.is_empty() || self.dev_issuer.enabled)
+    }
+
+    /// The development issuer's URL when it is enabled.
+    pub fn dev_issuer_url(&self) -> Option<String> {
+        let dev = &self.dev_issuer;
+        dev.enabled.then(|| {
+            dev.issuer
+                .clone()
+                .unwrap_or_else(|| format!("http://{}/dev-issuer", self.listen.admin))
+        })
+    }
 }
 
 /// Listener addresses.
@@ -239,6 +283,12 @@ pub struct Server {
     /// Per-server timeouts; unset keys take `[timeouts]`.
     #[serde(default)]
     pub timeouts: Option<TimeoutOverrides>,
+    /// What a caller needs to use this route.
+    #[serde(default)]
+    pub auth: ServerAuth,
+    /// How the gateway authenticates to the upstream.
+    #[serde(default)]
+    pub credential: Credential,
 }
 
 fn default_true() -> bool {

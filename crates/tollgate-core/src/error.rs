@@ -32,6 +32,15 @@ pub enum ErrorKind {
     SessionNotFound,
     /// The `Origin` header is present and not allowed.
     ForbiddenOrigin,
+    /// No bearer token, or one that is invalid, expired or issued for
+    /// another resource (401 with a `WWW-Authenticate` challenge).
+    Unauthenticated,
+    /// The token is valid but lacks a scope the operation needs (403 with
+    /// `error="insufficient_scope"`).
+    InsufficientScope,
+    /// The token cannot be checked now: its issuer's keys were never
+    /// loaded, or its introspection endpoint fails.
+    AuthUnavailable,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -52,7 +61,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 20] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -62,6 +71,9 @@ impl ErrorKind {
         ErrorKind::UnknownRoute,
         ErrorKind::SessionNotFound,
         ErrorKind::ForbiddenOrigin,
+        ErrorKind::Unauthenticated,
+        ErrorKind::InsufficientScope,
+        ErrorKind::AuthUnavailable,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -84,6 +96,9 @@ impl ErrorKind {
             ErrorKind::UnknownRoute => "unknown_route",
             ErrorKind::SessionNotFound => "session_not_found",
             ErrorKind::ForbiddenOrigin => "forbidden_origin",
+            ErrorKind::Unauthenticated => "unauthenticated",
+            ErrorKind::InsufficientScope => "insufficient_scope",
+            ErrorKind::AuthUnavailable => "auth_unavailable",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

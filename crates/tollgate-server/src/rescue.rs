@@ -26,6 +26,9 @@ pub fn status_and_code(kind: ErrorKind) -> (StatusCode, i32) {
         ErrorKind::UnknownRoute => (StatusCode::NOT_FOUND, -32000),
         ErrorKind::SessionNotFound => (StatusCode::NOT_FOUND, -32000),
         ErrorKind::ForbiddenOrigin => (StatusCode::FORBIDDEN, -32000),
+        ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, -32000),
+        ErrorKind::InsufficientScope => (StatusCode::FORBIDDEN, -32000),
+        ErrorKind::AuthUnavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000),
         ErrorKind::HeadersTooLarge => (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, -32000),
         ErrorKind::BodyTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32000),
         ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32000),
@@ -44,7 +47,10 @@ pub fn error_response(err: &McpError) -> Response {
     let mut res = (status, body).into_response();
     let headers = res.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if matches!(err.kind, ErrorKind::Overloaded | ErrorKind::ShuttingDown) {
+    if matches!(
+        err.kind,
+        ErrorKind::Overloaded | ErrorKind::ShuttingDown | ErrorKind::AuthUnavailable
+    ) {
         headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }
     if err.kind == ErrorKind::MethodNotAllowed {

@@ -1,0 +1,276 @@
+//! The authenticator: request path step 5. A bearer token in, an
+//! `Arc<Principal>` out, for one route's resource URL.
+//!
+//! A hit in the verified-token cache costs one SHA-256 and one map lookup
+//! plus the audience check; a miss verifies the JWT against its issuer's
+//! keys (or introspects an opaque token) and caches the result. Key sets are
+//! refreshed in the background by [`Authenticator::spawn_refresh`];
+//! [`Authenticator::is_ready`] tells whether every issuer's keys were loaded
+//! at least once.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tollgate_config::{Auth, Loaded, Secret};
+use tollgate_core::Principal;
+
+use crate::cache::{Entry, TokenCache, token_hash};
+use crate::fetch::{client, unix_now};
+use crate::jwks::refresh_loop;
+use crate::verify::IssuerState;
+use crate::{AuthError, DevIssuer, SetupError, TokenRejection, claims};
+
+/// Longest token looked at; anything longer is malformed.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Validates access tokens; cheap to clone (shared state behind an `Arc`).
+#[derive(Clone)]
+pub struct Authenticator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    issuers: Vec<IssuerState>,
+    cache: TokenCache,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("issuers", &self.issuers())
+            .field("cached_tokens", &self.inner.cache.len())
+            .finish()
+    }
+}
+
+/// The background key refresh tasks; dropping this stops them.
+#[derive(Debug)]
+pub struct RefreshTasks(Vec<JoinHandle<()>>);
+
+impl Drop for RefreshTasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct IssOnly {
+    iss: Option<String>,
+}
+
+impl Authenticator {
+    /// Build from `[auth]`; `introspection_secrets` is
+    /// [`tollgate_config::AuthSecrets::introspection`]. The development
+    /// issuer, when given, is trusted too. No network access happens here.
+    ///
+    /// # Errors
+    ///
+    /// A missing introspection secret, or TLS setup failure.
+    pub fn new(
+        auth: &Auth,
+        introspection_secrets: &[Option<Secret>],
+        dev: Option<&DevIssuer>,
+    ) -> Result<Authenticator, SetupError> {
+        let mut issuers = auth
+            .issuers
+            .iter()
+            .enumerate()
+            .map(|(i, iss)| IssuerState::from_config(iss, introspection_secrets.get(i).and_then(Option::as_ref)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(dev) = dev {
+            issuers.push(dev.issuer_state());
+        }
+        Ok(Authenticator {
+            inner: Arc::new(Inner {
+                issuers,
+                cache: TokenCache::new(auth.token_cache_entries),
+                http: client()?,
+            }),
+        })
+    }
+
+    /// Build from a loaded configuration.
+    ///
+    /// # Errors
+    ///
+    /// As [`Authenticator::new`].
+    pub fn from_loaded(loaded: &Loaded, dev: Option<&DevIssuer>) -> Result<Authenticator, SetupError> {
+        Authenticator::new(&loaded.config.auth, &loaded.auth_secrets.introspection, dev)
+    }
+
+    /// The trusted issuers, for a route's `authorization_servers`.
+    pub fn issuers(&self) -> Vec<String> {
+        self.inner.issuers.iter().map(|i| i.issuer.clone()).collect()
+    }
+
+    /// Whether every issuer's signing keys have been loaded at least once.
+    pub fn is_ready(&self) -> bool {
+        self.inner.issuers.iter().all(|i| i.keys.current().is_some())
+    }
+
+    /// Fetch every issuer's keys once, concurrently; returns
+    /// [`Authenticator::is_ready`]. Failures are logged, not fatal.
+    pub async fn refresh_now(&self) -> bool {
+        let mut fetches = tokio::task::JoinSet::new();
+        for issuer in self.inner.issuers.iter().filter(|i| i.keys.is_remote()) {
+            let (keys, http, name) = (issuer.keys.clone(), self.inner.http.clone(), issuer.issuer.clone());
+            fetches.spawn(async move {
+                if let Err(error) = keys.refresh(&http, std::time::Duration::ZERO).await {
+                    tracing::warn!(issuer = %name, %error, "cannot load signing keys");
+                }
+            });
+        }
+        while fetches.join_next().await.is_some() {}
+        self.is_ready()
+    }
+
+    /// Start refreshing every issuer's keys in the background: now, then
+    /// every `refresh_interval`. Needs a Tokio runtime.
+    pub fn spawn_refresh(&self) -> RefreshTasks {
+        let tasks = self
+            .inner
+            .issuers
+            .iter()
+            .filter(|i| i.keys.is_remote())
+            .map(|i| {
+                let keys = i.keys.clone();
+                let http = self.inner.http.clone();
+                tokio::spawn(refresh_loop(keys, http, i.issuer.clone(), i.refresh_interval))
+            })
+            .collect();
+        RefreshTasks(tasks)
+    }
+
+    /// Number of tokens in the verified-token cache.
+    pub fn cached_tokens(&self) -> usize {
+        self.inner.cache.len()
+    }
+
+    /// Validate `token` for the route whose resource URL is `resource_url`.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthError::InvalidToken`] with the reason, or
+    /// [`AuthError::Unavailable`] when the token's issuer cannot be
+    /// consulted (keys never loaded, introspection failing).
+    pub async fn authenticate(&self, token: &str, resource_url: &str) -> Result<Arc<Principal>, AuthError> {
+        let inner = &*self.inner;
+        let hash = token_hash(token);
+        let now = unix_now();
+        let cached = inner.cache.get(&hash, now, |i| inner.issuers[i].keys.generation());
+        let entry = match cached {
+            Some(entry) => entry,
+            None => {
+                let entry = self.verify(token, now).await?;
+                inner.cache.insert(hash, entry.clone(), now);
+                entry
+            }
+        };
+        if inner.issuers[entry.issuer].accepts_audience(&entry.principal, resource_url) {
+            Ok(entry.principal)
+        } else {
+            Err(AuthError::InvalidToken(TokenRejection::Audience))
+        }
+    }
+
+    async fn verify(&self, token: &str, now: u64) -> Result<Entry, AuthError> {
+        let malformed = AuthError::InvalidToken(TokenRejection::Malformed);
+        if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
+            return Err(malformed);
+        }
+        if token.split('.').count() != 3 {
+            return self.introspect(token, now).await;
+        }
+        let header = jsonwebtoken::decode_header(token).map_err(|_| header_rejection(token))?;
+        let iss = jsonwebtoken::dangerous::insecure_decode_claims::<IssOnly>(token)
+            .map_err(|_| malformed)?
+            .iss
+            .ok_or(AuthError::InvalidToken(TokenRejection::MissingClaim))?;
+        let (index, issuer) = self
+            .inner
+            .issuers
+            .iter()
+            .enumerate()
+            .find(|(_, i)| i.issuer == iss)
+            .ok_or(AuthError::InvalidToken(TokenRejection::UnknownIssuer))?;
+        // Read the generation before verifying: a rotation during the
+        // check then invalidates the entry instead of being missed.
+        let generation = issuer.keys.generation();
+        let principal = issuer.verify_jwt(&self.inner.http, token, &header).await?;
+        Ok(Entry {
+            valid_until: principal.expires_at.saturating_add(issuer.leeway),
+            principal: Arc::new(principal),
+            issuer: index,
+            generation: Some(generation),
+        })
+    }
+
+    async fn introspect(&self, token: &str, now: u64) -> Result<Entry, AuthError> {
+        let mut unavailable = None;
+        for (index, issuer) in self.inner.issuers.iter().enumerate() {
+            let Some(intro) = &issuer.introspection else { continue };
+            let claims = match intro.introspect(&self.inner.http, token).await {
+                Ok(Some(claims)) => claims,
+                Ok(None) => continue,
+                Err(error) => {
+                    tracing::warn!(issuer = %issuer.issuer, %error, "introspection failed");
+                    unavailable = Some(issuer.issuer.clone());
+                    continue;
+                }
+            };
+            if claims
+                .get("iss")
+                .and_then(Value::as_str)
+                .is_some_and(|i| i != issuer.issuer)
+            {
+                return Err(AuthError::InvalidToken(TokenRejection::UnknownIssuer));
+            }
+            let ttl_end = now + intro.cache_ttl.as_secs();
+            if claims
+                .get("exp")
+                .and_then(Value::as_u64)
+                .is_some_and(|exp| exp + issuer.leeway <= now)
+            {
+                return Err(AuthError::InvalidToken(TokenRejection::Expired));
+            }
+            let principal = claims::principal(&issuer.issuer, &claims, &issuer.claims, Some(ttl_end))
+                .map_err(AuthError::InvalidToken)?;
+            return Ok(Entry {
+                valid_until: principal.expires_at.min(ttl_end),
+                principal: Arc::new(principal),
+                issuer: index,
+                generation: None,
+            });
+        }
+        match unavailable {
+            Some(issuer) => Err(AuthError::Unavailable { issuer }),
+            None if self.inner.issuers.iter().any(|i| i.introspection.is_some()) => {
+                Err(AuthError::InvalidToken(TokenRejection::Inactive))
+            }
+            None => Err(AuthError::InvalidToken(TokenRejection::Malformed)),
+        }
+    }
+}
+
+/// A header that does not parse: refused for its algorithm when it names
+/// one we do not know (`none`, …), malformed otherwise.
+fn header_rejection(token: &str) -> AuthError {
+    let alg = token
+        .split('.')
+        .next()
+        .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
+        .is_some_and(|v| v.get("alg").is_some_and(Value::is_string));
+    AuthError::InvalidToken(if alg {
+        TokenRejection::Algorithm
+    } else {
+        TokenRejection::Malformed
+    })
+}

@@ -1,0 +1,304 @@
+//! The upstream credential broker: request path step 10. The client's
+//! token never leaves the gateway; each upstream gets a credential issued
+//! for it: none, a static header, a client credentials token (the gateway
+//! itself), or an RFC 8693 token exchanged for the caller.
+//!
+//! Tokens are cached until shortly before they expire (exchanged tokens
+//! per caller token, never past its expiry); concurrent requests share one
+//! token request; a refresh that fails keeps a still-valid token in use.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
+use http::{HeaderName, HeaderValue};
+use tokio::sync::OnceCell;
+use tokio::time::Instant;
+use tollgate_config::{AuthSecrets, Config, Credential, Secret};
+use tollgate_core::Principal;
+
+use crate::cache::{TokenHash, token_hash};
+use crate::fetch::{client, unix_now};
+use crate::flight::SingleFlight;
+use crate::oauth::{Grant, OAuthParams, request_token};
+use crate::{CredentialError, SetupError};
+
+/// Most exchanged tokens kept per upstream.
+const EXCHANGE_CACHE_ENTRIES: usize = 10_000;
+
+/// A header to send upstream. `Debug` shows the name only.
+#[derive(Clone)]
+pub struct UpstreamCredential {
+    /// The header name.
+    pub name: HeaderName,
+    /// The header value, marked sensitive (HPACK never indexes it).
+    pub value: HeaderValue,
+}
+
+impl std::fmt::Debug for UpstreamCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UpstreamCredential({}: [redacted])", self.name)
+    }
+}
+
+/// The authenticated caller on whose behalf a token may be exchanged.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    /// The caller's access token (the `subject_token`).
+    pub token: &'a str,
+    /// Its principal (the exchanged token never outlives it).
+    pub principal: &'a Principal,
+}
+
+impl std::fmt::Debug for Caller<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Caller({}: [redacted])", self.principal.subject)
+    }
+}
+
+/// Obtains upstream credentials per route.
+pub struct CredentialBroker {
+    routes: HashMap<String, RouteCredential>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for CredentialBroker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: HashMap<_, _> = self.routes.iter().map(|(k, v)| (k, v.kind())).collect();
+        f.debug_struct("CredentialBroker").field("routes", &kinds).finish()
+    }
+}
+
+enum RouteCredential {
+    None,
+    Static(UpstreamCredential),
+    ClientCredentials(Box<ClientCredentials>),
+    TokenExchange(Box<TokenExchange>),
+}
+
+impl RouteCredential {
+    fn kind(&self) -> &'static str {
+        match self {
+            RouteCredential::None => "none",
+            RouteCredential::Static(_) => "static",
+            RouteCredential::ClientCredentials(_) => "client_credentials",
+            RouteCredential::TokenExchange(_) => "token_exchange",
+        }
+    }
+}
+
+struct Cached {
+    value: HeaderValue,
+    refresh_at: Instant,
+    expires_at: Instant,
+}
+
+fn bearer(token: &str) -> Result<HeaderValue, String> {
+    let mut v = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| "token is not a valid header value")?;
+    v.set_sensitive(true);
+    Ok(v)
+}
+
+/// Refresh 30 s before expiry, or at half-life for short-lived tokens;
+/// `cap` bounds the expiry (the caller's token for an exchanged one).
+fn cached(value: HeaderValue, lifetime: Duration, cap: Option<Instant>) -> Cached {
+    let now = Instant::now();
+    let expires_at = cap.map_or(now + lifetime, |c| c.min(now + lifetime));
+    let margin = Duration::from_secs(30).min((expires_at - now) / 2);
+    Cached {
+        value,
+        refresh_at: expires_at - margin,
+        expires_at,
+    }
+}
+
+struct ClientCredentials {
+    params: OAuthParams,
+    current: ArcSwapOption<Cached>,
+    flight: SingleFlight<Result<Arc<Cached>, String>>,
+}
+
+struct TokenExchange {
+    params: OAuthParams,
+    slots: DashMap<TokenHash, Slot>,
+}
+
+type Slot = Arc<OnceCell<Result<Arc<Cached>, String>>>;
+
+impl CredentialBroker {
+    /// Build from configuration and the secrets resolved at load.
+    ///
+    /// # Errors
+    ///
+    /// A credential whose secret is missing or not a valid header value,
+    /// or TLS setup failure.
+    pub fn new(config: &Config, secrets: &AuthSecrets) -> Result<CredentialBroker, SetupError> {
+        let mut routes = HashMap::new();
+        for (i, server) in config.servers.iter().enumerate() {
+            let name = server.name.as_str();
+            let secret = || -> Result<Secret, SetupError> {
+                secrets
+                    .credentials
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| SetupError(format!("server {name}: credential secret missing")))
+            };
+            let route = match &server.credential {
+                Credential::None => RouteCredential::None,
+                Credential::Static(st) => {
+                    let header = HeaderName::from_bytes(st.header.as_bytes())
+                        .map_err(|_| SetupError(format!("server {name}: invalid header name")))?;
+                    let mut value = HeaderValue::from_bytes(secret()?.expose())
+                        .map_err(|_| SetupError(format!("server {name}: invalid static credential value")))?;
+                    value.set_sensitive(true);
+                    RouteCredential::Static(UpstreamCredential { name: header, value })
+                }
+                Credential::ClientCredentials(c) => RouteCredential::ClientCredentials(Box::new(ClientCredentials {
+                    params: OAuthParams::new(c, secret()?, None),
+                    current: ArcSwapOption::empty(),
+                    flight: SingleFlight::new(),
+                })),
+                Credential::TokenExchange(c) => RouteCredential::TokenExchange(Box::new(TokenExchange {
+                    params: OAuthParams::new(c, secret()?, Some(server.url.as_str())),
+                    slots: DashMap::new(),
+                })),
+            };
+            routes.insert(name.to_owned(), route);
+        }
+        Ok(CredentialBroker {
+            routes,
+            http: client()?,
+        })
+    }
+
+    /// The credential mode of a route (`none` for unknown routes), for the
+    /// audit record.
+    pub fn kind(&self, server: &str) -> &'static str {
+        self.routes.get(server).map_or("none", RouteCredential::kind)
+    }
+
+    /// The header to add to a request for `server`, if any. `caller` is
+    /// required for token exchange.
+    ///
+    /// # Errors
+    ///
+    /// The token endpoint failed and no still-valid token is cached, or
+    /// token exchange without a caller.
+    pub async fn credential(
+        &self,
+        server: &str,
+        caller: Option<Caller<'_>>,
+    ) -> Result<Option<UpstreamCredential>, CredentialError> {
+        let endpoint_error = |reason: String| CredentialError::TokenEndpoint {
+            server: server.to_owned(),
+            reason,
+        };
+        let value = match self.routes.get(server) {
+            None | Some(RouteCredential::None) => return Ok(None),
+            Some(RouteCredential::Static(c)) => return Ok(Some(c.clone())),
+            Some(RouteCredential::ClientCredentials(cc)) => cc.get(&self.http).await.map_err(endpoint_error)?,
+            Some(RouteCredential::TokenExchange(tx)) => {
+                let caller = caller.ok_or_else(|| CredentialError::NoSubjectToken {
+                    server: server.to_owned(),
+                })?;
+                tx.get(&self.http, caller).await.map_err(endpoint_error)?
+            }
+        };
+        Ok(Some(UpstreamCredential {
+            name: http::header::AUTHORIZATION,
+            value,
+        }))
+    }
+}
+
+impl ClientCredentials {
+    async fn get(&self, http: &reqwest::Client) -> Result<HeaderValue, String> {
+        let current = self.current.load_full();
+        if let Some(c) = current.as_ref().filter(|c| Instant::now() < c.refresh_at) {
+            return Ok(c.value.clone());
+        }
+        // Coalesce concurrent refreshes; a failure is reused for a second.
+        let fetched = self
+            .flight
+            .run(Duration::from_secs(1), || async {
+                let issued = request_token(http, &self.params, Grant::ClientCredentials).await?;
+                let c = Arc::new(cached(bearer(&issued.access_token)?, issued.lifetime, None));
+                self.current.store(Some(c.clone()));
+                Ok(c)
+            })
+            .await;
+        match (fetched, current) {
+            (Ok(c), _) => Ok(c.value.clone()),
+            (Err(_), Some(old)) if Instant::now() < old.expires_at => Ok(old.value.clone()),
+            (Err(e), _) => Err(e),
+        }
+    }
+}
+
+impl TokenExchange {
+    async fn get(&self, http: &reqwest::Client, caller: Caller<'_>) -> Result<HeaderValue, String> {
+        let key = token_hash(caller.token);
+        let present = self.slots.get(&key).map(|s| s.clone());
+        if let Some(Ok(c)) = present.as_ref().and_then(|s| s.get())
+            && Instant::now() < c.refresh_at
+        {
+            return Ok(c.value.clone());
+        }
+        let slot = match present {
+            // A request for this caller is in flight: share it.
+            Some(s) if s.get().is_none() => s,
+            stale => self.replace(key, stale),
+        };
+        let left = caller.principal.expires_at.saturating_sub(unix_now());
+        let cap = Instant::now() + Duration::from_secs(left);
+        let result = slot
+            .get_or_init(|| async {
+                let grant = Grant::TokenExchange {
+                    subject_token: caller.token,
+                };
+                let issued = request_token(http, &self.params, grant).await?;
+                Ok(Arc::new(cached(
+                    bearer(&issued.access_token)?,
+                    issued.lifetime,
+                    Some(cap),
+                )))
+            })
+            .await
+            .clone();
+        if result.is_err() {
+            // Do not keep failures: the next request asks again.
+            self.slots.remove_if(&key, |_, s| Arc::ptr_eq(s, &slot));
+        }
+        result.map(|c| c.value.clone())
+    }
+
+    /// The slot to use for `key`: a new one replacing `stale` (or filling
+    /// an empty place), or the one another request put there meanwhile.
+    fn replace(&self, key: TokenHash, stale: Option<Slot>) -> Slot {
+        if self.slots.len() >= EXCHANGE_CACHE_ENTRIES {
+            let now = Instant::now();
+            self.slots
+                .retain(|_, s| s.get().is_none_or(|r| r.as_ref().is_ok_and(|c| c.expires_at > now)));
+            if self.slots.len() >= EXCHANGE_CACHE_ENTRIES {
+                self.slots.clear();
+            }
+        }
+        match self.slots.entry(key) {
+            Entry::Occupied(mut o) => {
+                let ours = stale.as_ref().is_some_and(|s| Arc::ptr_eq(s, o.get()));
+                if ours {
+                    let slot = Slot::default();
+                    o.insert(slot.clone());
+                    slot
+                } else {
+                    o.get().clone()
+                }
+            }
+            Entry::Vacant(v) => v.insert(Slot::default()).clone(),
+        }
+    }
+}
