@@ -21,20 +21,32 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
+TOKEN=$("$BIN/tollgate" token mint --sub alice --team payments --scope "mcp:tools" --ttl 8h)
+
 cat <<MSG
 
   Tollgate is running.
     MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
     Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
+    Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo
+
+  The route needs a token for it with the mcp:tools scope. A development
+  token for alice (team payments), valid 8 hours:
+
+    export TOKEN=$TOKEN
+
+  Mint others with: $BIN/tollgate token mint --sub bob --scope "mcp:tools"
 
   Call a tool the 2026-07-28 way (standard headers, checked against the body):
-    curl -s $GATEWAY/mcp/demo -H 'content-type: application/json' \\
+    curl -s $GATEWAY/mcp/demo -H "Authorization: Bearer \$TOKEN" -H 'content-type: application/json' \\
       -H 'accept: application/json, text/event-stream' \\
       -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \\
       -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
-  Or point any MCP client at $GATEWAY/mcp/demo, e.g. the MCP Inspector:
-    npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL above)
+  Or point any MCP client at $GATEWAY/mcp/demo with the header
+  "Authorization: Bearer \$TOKEN", e.g. the MCP Inspector:
+    npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL above,
+                                           Authentication: Bearer token)
 
   Ctrl-C stops both.
 MSG

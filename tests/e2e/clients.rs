@@ -61,3 +61,20 @@ async fn python_modern_client_through_tollgate_in_both_trust_modes() {
         );
     }
 }
+
+#[tokio::test]
+async fn typescript_sdk_with_a_bearer_token_through_an_authenticated_route() {
+    let upstream = everything_server().await;
+    let issuer = tollgate_e2e::TestIssuer::new();
+    let gw = TestGateway::spawn(&format!(
+        "{}{}auth = {{ scopes = [\"mcp:tools\"] }}\n",
+        issuer.config(),
+        route("everything", &upstream.url, "verify")
+    ))
+    .await;
+    let token = issuer.token("alice", &["mcp:tools"], &["everything"]);
+    let header = format!("Authorization: Bearer {token}");
+    let direct = ts_client(&upstream.url, "minimal", &[]).await;
+    let via = ts_client(&gw.url("everything"), "minimal", &[&header]).await;
+    assert_eq!(direct, via);
+}

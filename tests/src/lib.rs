@@ -109,6 +109,79 @@ impl Demo {
     }
 }
 
+/// A development issuer for tests, its key in a temporary directory. The
+/// gateway trusts it through `[dev_issuer]` ([`TestIssuer::config`]).
+pub struct TestIssuer {
+    dir: std::path::PathBuf,
+    dev: tollgate_auth::DevIssuer,
+}
+
+/// Issuer URL of [`TestIssuer`].
+pub const TEST_ISSUER: &str = "http://127.0.0.1/dev-issuer";
+/// Public base URL of gateways using [`TestIssuer::config`].
+pub const TEST_BASE_URL: &str = "https://gateway.test";
+
+impl TestIssuer {
+    /// A fresh key.
+    pub fn new() -> TestIssuer {
+        let dir = std::env::temp_dir().join(format!(
+            "tollgate-issuer-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pem = tollgate_auth::DevIssuer::generate_pem().unwrap();
+        std::fs::write(dir.join("dev.pem"), &pem).unwrap();
+        let dev = tollgate_auth::DevIssuer::from_pem(TEST_ISSUER, &pem).unwrap();
+        TestIssuer { dir, dev }
+    }
+
+    /// Configuration tables trusting this issuer.
+    pub fn config(&self) -> String {
+        format!(
+            "[auth]\npublic_base_url = \"{TEST_BASE_URL}\"\n\n[dev_issuer]\nenabled = true\nissuer = \"{TEST_ISSUER}\"\nkey_file = \"{}\"\n",
+            self.dir.join("dev.pem").display()
+        )
+    }
+
+    /// A token for `sub` with `scopes`, valid for `routes`.
+    pub fn token(&self, sub: &str, scopes: &[&str], routes: &[&str]) -> String {
+        let scopes: Vec<String> = scopes.iter().map(|s| (*s).to_owned()).collect();
+        let aud: Vec<String> = routes.iter().map(|r| format!("{TEST_BASE_URL}/mcp/{r}")).collect();
+        self.dev
+            .mint(
+                sub,
+                Some("payments"),
+                &scopes,
+                std::time::Duration::from_secs(600),
+                &aud,
+            )
+            .unwrap()
+    }
+
+    /// A file in the issuer's directory holding `contents` (for secrets).
+    pub fn secret_file(&self, name: &str, contents: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path.display().to_string()
+    }
+}
+
+impl Default for TestIssuer {
+    fn default() -> TestIssuer {
+        TestIssuer::new()
+    }
+}
+
+impl Drop for TestIssuer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A client for raw HTTP assertions (no connection reuse surprises).
 pub fn http() -> reqwest::Client {
     install_crypto_provider();

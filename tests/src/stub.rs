@@ -5,7 +5,8 @@
 //! Paths: `/json` answers a JSON-RPC result with an `Mcp-Session-Id`;
 //! `/slow` answers after two seconds; `/sse` sends one event, waits for
 //! [`Stub::release`], sends a second and ends; dropping the stream (the
-//! gateway cancelling) is reported through [`Stub::cancelled`].
+//! gateway cancelling) is reported through [`Stub::cancelled`]; `/token`
+//! is an OAuth token endpoint issuing `brokered-N` tokens.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +55,7 @@ impl Stub {
             .route("/json", any(json))
             .route("/slow", any(slow))
             .route("/sse", any(sse))
+            .route("/token", any(token))
             .with_state(state.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -96,6 +98,18 @@ async fn json(State(state): State<Arc<StubState>>, req: Request) -> Response {
         .header("connection", "x-upstream-private")
         .header("x-upstream-private", "hop")
         .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#))
+        .unwrap()
+}
+
+/// An OAuth token endpoint: every grant gets a fresh, numbered token.
+async fn token(State(state): State<Arc<StubState>>, req: Request) -> Response {
+    record(&state, req).await;
+    let n = state.seen.lock().await.len();
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(Body::from(format!(
+            r#"{{"access_token":"brokered-{n}","token_type":"Bearer","expires_in":300,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token"}}"#
+        )))
         .unwrap()
 }
 

@@ -10,7 +10,8 @@ use std::path::Path;
 use crate::Secret;
 
 /// Read the secret file at `path`, or create it with the bytes `make`
-/// returns when it does not exist yet (owner-only permissions on Unix).
+/// returns when it does not exist yet (owner-only permissions on Unix), creating
+/// missing parent directories.
 /// When two processes race to create it, both read the winner's file.
 ///
 /// # Errors
@@ -25,6 +26,9 @@ pub fn read_or_create_file(path: &Path, make: impl FnOnce() -> Result<Vec<u8>, S
         Err(_) => {}
     }
     let bytes = make()?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -61,7 +65,10 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        let err = read_or_create_file(&dir.path().join("no/such/dir/k"), || Ok(vec![])).unwrap_err();
-        assert!(err.contains("cannot create"), "{err}");
+        // Missing directories are created; a path under a file cannot be.
+        let nested = read_or_create_file(&dir.path().join("new/dir/k"), || Ok(b"n".to_vec())).unwrap();
+        assert_eq!(nested.expose(), b"n");
+        let err = read_or_create_file(&path.join("k"), || Ok(vec![])).unwrap_err();
+        assert!(err.contains("cannot"), "{err}");
     }
 }

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axum::Router;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use axum::{Json, Router};
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use prometheus::{Encoder, Registry, TextEncoder};
+use tollgate_auth::{Authenticator, DevIssuer};
 
 /// Whether the gateway should receive traffic: set once the configuration
 /// is loaded and the listeners are bound, cleared when draining starts.
@@ -32,22 +33,39 @@ impl Readiness {
 }
 
 #[derive(Clone)]
-struct AdminState {
-    ready: Readiness,
-    registry: Registry,
+pub(crate) struct AdminState {
+    pub(crate) ready: Readiness,
+    pub(crate) registry: Registry,
+    /// Ready also requires every issuer's keys to have loaded once.
+    pub(crate) authn: Option<Arc<Authenticator>>,
 }
 
-/// The admin router.
-pub(crate) fn router(ready: Readiness, registry: Registry) -> Router {
-    Router::new()
+/// The admin router. With the development issuer enabled, it also serves
+/// that issuer's discovery document and JWKS under `/dev-issuer`.
+pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
+    let mut router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .with_state(AdminState { ready, registry })
+        .route("/metrics", get(metrics));
+    if let Some(dev) = dev {
+        let jwks = Json(dev.jwks());
+        let discovery = Json(serde_json::json!({
+            "issuer": dev.issuer(),
+            "jwks_uri": format!("{}/jwks.json", dev.issuer().trim_end_matches('/')),
+            "id_token_signing_alg_values_supported": ["ES256"],
+        }));
+        router = router
+            .route("/dev-issuer/jwks.json", get(move || async move { jwks }))
+            .route(
+                "/dev-issuer/.well-known/openid-configuration",
+                get(move || async move { discovery }),
+            );
+    }
+    router.with_state(state)
 }
 
 async fn readyz(State(s): State<AdminState>) -> impl IntoResponse {
-    if s.ready.get() {
+    if s.ready.get() && s.authn.as_ref().is_none_or(|a| a.is_ready()) {
         (StatusCode::OK, "ready\n")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")

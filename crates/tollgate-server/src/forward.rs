@@ -10,6 +10,7 @@ use axum::body::Body;
 use axum::response::Response;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, Version};
+use tollgate_auth::UpstreamCredential;
 use tollgate_config::UpstreamHttp;
 use tollgate_core::ErrorKind;
 use tollgate_mcp::McpError;
@@ -47,16 +48,23 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 
 /// The upstream request: same method and body, the upstream's URI and
 /// `Host`, client headers minus hop-by-hop, `Authorization` and `Expect`.
-/// `session` replaces any `Mcp-Session-Id` the client sent.
+/// `session` replaces any `Mcp-Session-Id` the client sent; `credential`
+/// is the brokered upstream credential.
 pub(crate) fn upstream_request(
     up: &Upstream,
     method: http::Method,
     mut headers: HeaderMap,
     body: Body,
     session: Option<HeaderValue>,
+    credential: Option<UpstreamCredential>,
 ) -> Request<Body> {
     strip_hop_by_hop(&mut headers);
+    // The caller's token never leaves the gateway; the broker's credential
+    // for this upstream, if any, takes its place.
     headers.remove(header::AUTHORIZATION);
+    if let Some(c) = credential {
+        headers.insert(c.name, c.value);
+    }
     headers.remove(header::EXPECT);
     headers.insert(header::HOST, up.host.clone());
     match session {

@@ -7,7 +7,8 @@ use axum::Router;
 use prometheus::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tollgate_config::Loaded;
+use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer, ProtectedResource};
+use tollgate_config::{Loaded, read_or_create_file};
 
 use crate::admin::{self, Readiness};
 use crate::serve::{ServeOptions, serve};
@@ -27,6 +28,9 @@ pub enum GatewayError {
     /// The session sealer could not be set up.
     #[error("session key setup failed")]
     Sessions,
+    /// Authentication or the credential broker could not be set up.
+    #[error("authentication setup: {0}")]
+    Auth(String),
 }
 
 /// A gateway built from configuration, ready to serve.
@@ -35,6 +39,7 @@ pub struct Gateway {
     public: Router,
     admin: Router,
     ready: Readiness,
+    authn: Option<Arc<Authenticator>>,
     options: ServeOptions,
 }
 
@@ -48,29 +53,41 @@ impl Gateway {
     /// cannot be set up.
     pub fn new(loaded: &Loaded, registry: Registry) -> Result<Gateway, GatewayError> {
         let config = &loaded.config;
-        let upstreams = config
-            .servers
-            .iter()
-            .map(|s| Upstream::from_config(s, &config.timeouts).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
+        let dev = dev_issuer(loaded)?;
+        let authn = Arc::new(Authenticator::from_loaded(loaded, dev.as_ref()).map_err(auth_err)?);
+        let issuers = authn.issuers();
+        let mut upstreams = Vec::with_capacity(config.servers.len());
+        for server in &config.servers {
+            let mut up = Upstream::from_config(server, &config.timeouts)?;
+            up.resource = ProtectedResource::from_config(config, server, &issuers).map_err(auth_err)?;
+            upstreams.push(Arc::new(up));
+        }
         let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
         if keys.is_empty() {
             tracing::warn!(
                 "no [sessions] key configured: legacy sessions will not survive a restart or cross replicas"
             );
         }
-        let sealer = Sealer::new(&keys, config.sessions.ttl).map_err(|_| GatewayError::Sessions)?;
+        let authenticated = upstreams.iter().any(|u| u.resource.is_some());
         let shared = Arc::new(Shared {
             limits: config.limits.clone(),
-            sealer,
+            authn: authenticated.then(|| authn.clone()),
+            broker: CredentialBroker::new(config, &loaded.auth_secrets).map_err(auth_err)?,
+            sealer: Sealer::new(&keys, config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
             metrics: Metrics::register(&registry)?,
         });
         let origins: Arc<[String]> = config.security.allowed_origins.clone().into();
         let ready = Readiness::default();
+        let admin_state = admin::AdminState {
+            ready: ready.clone(),
+            registry,
+            authn: authenticated.then(|| authn.clone()),
+        };
         Ok(Gateway {
             public: stack::build(shared, &upstreams, origins),
-            admin: admin::router(ready.clone(), registry),
+            admin: admin::router(admin_state, dev.as_ref()),
             ready,
+            authn: authenticated.then_some(authn),
             options: ServeOptions {
                 max_header_bytes: config.limits.max_header_bytes,
                 header_read_timeout: config.limits.header_read_timeout,
@@ -96,6 +113,9 @@ impl Gateway {
             }
         };
         let admin_task = tokio::spawn(serve(admin, self.admin, self.options, admin_stop));
+        // Keys are fetched in the background: the gateway serves (and
+        // reports not ready) while an issuer is unreachable.
+        let _refresh = self.authn.as_ref().map(|a| a.spawn_refresh());
         let ready = self.ready.clone();
         ready.set(true);
         let public_stop = async move {
@@ -108,4 +128,19 @@ impl Gateway {
         let _ = admin_task.await;
         drop(stop_rx);
     }
+}
+
+fn auth_err(e: impl std::fmt::Display) -> GatewayError {
+    GatewayError::Auth(e.to_string())
+}
+
+/// The development issuer, its key read or created on first use.
+fn dev_issuer(loaded: &Loaded) -> Result<Option<DevIssuer>, GatewayError> {
+    let Some(settings) = &loaded.dev_issuer else {
+        return Ok(None);
+    };
+    let pem = read_or_create_file(&settings.key_file, DevIssuer::generate_pem).map_err(GatewayError::Auth)?;
+    let dev = DevIssuer::from_pem(&settings.issuer, pem.expose()).map_err(auth_err)?;
+    tracing::warn!(issuer = %settings.issuer, "development token issuer enabled: not for production");
+    Ok(Some(dev))
 }

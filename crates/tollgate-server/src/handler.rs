@@ -17,11 +17,12 @@ use http::request::Parts;
 use http::{Method, Request};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tollgate_config::HeaderTrust;
-use tollgate_core::{Era, ErrorKind, McpMethod};
+use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::headers::SESSION_ID;
 use tollgate_mcp::{Call, CallPlan, McpError, StandardHeaders, classify_post, scan};
 
 use crate::forward::{send, upstream_request};
+use crate::identity::{authenticate, upstream_credential};
 use crate::rescue::error_response;
 use crate::session::{SessionClaims, SessionError};
 use crate::{CallLabels, Shared, Upstream};
@@ -32,22 +33,33 @@ type Outcome = Result<Response, McpError>;
 pub(crate) async fn handle(shared: Arc<Shared>, up: Arc<Upstream>, req: Request<Body>) -> Response {
     let (parts, body) = req.into_parts();
     let mut method = McpMethod::Other;
+    let principal = match authenticate(&shared, &up, &parts).await {
+        Ok(p) => p,
+        Err(refused) => return labelled(refused, &up, method),
+    };
+    let caller = Caller {
+        principal: principal.as_ref(),
+    };
     let outcome = match parts.method {
-        Method::POST => post(&shared, &up, parts, body, &mut method).await,
+        Method::POST => post(&shared, &up, parts, body, caller, &mut method).await,
         Method::GET | Method::DELETE if up.legacy => {
             method = if parts.method == Method::GET {
                 McpMethod::StreamGet
             } else {
                 McpMethod::SessionDelete
             };
-            session_request(&shared, &up, parts, body).await
+            session_request(&shared, &up, parts, body, caller).await
         }
         _ => Err(McpError::new(
             ErrorKind::MethodNotAllowed,
             "Method not allowed: this route accepts POST only",
         )),
     };
-    let mut res = outcome.unwrap_or_else(|e| error_response(&e));
+    labelled(outcome.unwrap_or_else(|e| error_response(&e)), &up, method)
+}
+
+/// Leave the metrics labels on the response.
+fn labelled(mut res: Response, up: &Upstream, method: McpMethod) -> Response {
     res.extensions_mut().insert(CallLabels {
         route: up.label.clone(),
         method,
@@ -55,7 +67,27 @@ pub(crate) async fn handle(shared: Arc<Shared>, up: Arc<Upstream>, req: Request<
     res
 }
 
-async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, method: &mut McpMethod) -> Outcome {
+/// Who is calling, once authenticated (`None` on an open route).
+#[derive(Clone, Copy)]
+struct Caller<'a> {
+    principal: Option<&'a Arc<Principal>>,
+}
+
+impl Caller<'_> {
+    /// The subject sessions are bound to (empty on an open route).
+    fn subject(&self) -> &str {
+        self.principal.map_or("", |p| p.subject.as_str())
+    }
+}
+
+async fn post(
+    shared: &Shared,
+    up: &Upstream,
+    parts: Parts,
+    body: Body,
+    caller: Caller<'_>,
+    method: &mut McpMethod,
+) -> Outcome {
     check_content_type(&parts)?;
     let max = shared.limits.max_body_bytes;
     if content_length(&parts).is_some_and(|n| n > max as u64) {
@@ -82,20 +114,24 @@ async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, method: 
     let id = call.messages.first().and_then(|m| m.id.clone());
     let legacy = call.era == Era::Legacy;
     let session = if legacy {
-        unseal(shared, up, &parts).map_err(|e| e.with_id(id.clone()))?
+        unseal(shared, up, &parts, caller).map_err(|e| e.with_id(id.clone()))?
     } else {
         None
     };
-    let req = upstream_request(up, Method::POST, parts.headers, body, session);
+    let credential = upstream_credential(shared, up, &parts, caller.principal)
+        .await
+        .map_err(|e| e.with_id(id.clone()))?;
+    let req = upstream_request(up, Method::POST, parts.headers, body, session, credential);
     let res = send(up, req).await.map_err(|e| e.with_id(id))?;
-    finish(shared, up, res, legacy)
+    finish(shared, up, res, legacy, caller)
 }
 
-async fn session_request(shared: &Shared, up: &Upstream, parts: Parts, body: Body) -> Outcome {
-    let session = unseal(shared, up, &parts)?;
-    let req = upstream_request(up, parts.method, parts.headers, body, session);
+async fn session_request(shared: &Shared, up: &Upstream, parts: Parts, body: Body, caller: Caller<'_>) -> Outcome {
+    let session = unseal(shared, up, &parts, caller)?;
+    let credential = upstream_credential(shared, up, &parts, caller.principal).await?;
+    let req = upstream_request(up, parts.method, parts.headers, body, session, credential);
     let res = send(up, req).await?;
-    finish(shared, up, res, true)
+    finish(shared, up, res, true, caller)
 }
 
 /// The family of a call for metrics: a batch counts as its first element.
@@ -141,14 +177,8 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, McpError> {
     }
 }
 
-/// The principal's subject for session binding (empty until
-/// authentication is configured on the route).
-fn subject(_parts: &Parts) -> &str {
-    ""
-}
-
 /// Replace the client's sealed session id with the upstream's.
-fn unseal(shared: &Shared, up: &Upstream, parts: &Parts) -> Result<Option<HeaderValue>, McpError> {
+fn unseal(shared: &Shared, up: &Upstream, parts: &Parts, caller: Caller<'_>) -> Result<Option<HeaderValue>, McpError> {
     let Some(sealed) = parts.headers.get(SESSION_ID) else {
         return Ok(None);
     };
@@ -159,7 +189,7 @@ fn unseal(shared: &Shared, up: &Upstream, parts: &Parts) -> Result<Option<Header
     let sealed = sealed.to_str().map_err(|_| not_found(SessionError::Invalid))?;
     let claims = shared
         .sealer
-        .unseal(sealed.trim(), &up.name, subject(parts))
+        .unseal(sealed.trim(), &up.name, caller.subject())
         .map_err(not_found)?;
     HeaderValue::from_str(&claims.upstream_id)
         .map(Some)
@@ -167,7 +197,7 @@ fn unseal(shared: &Shared, up: &Upstream, parts: &Parts) -> Result<Option<Header
 }
 
 /// Seal the upstream's session id (legacy) or drop it (modern).
-fn finish(shared: &Shared, up: &Upstream, mut res: Response, legacy: bool) -> Outcome {
+fn finish(shared: &Shared, up: &Upstream, mut res: Response, legacy: bool, caller: Caller<'_>) -> Outcome {
     let Some(upstream_id) = res.headers_mut().remove(SESSION_ID) else {
         return Ok(res);
     };
@@ -179,7 +209,7 @@ fn finish(shared: &Shared, up: &Upstream, mut res: Response, legacy: bool) -> Ou
         .map_err(|_| McpError::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id"))?;
     let claims = SessionClaims {
         route: up.name.clone(),
-        subject: String::new(),
+        subject: caller.subject().to_owned(),
         upstream_id: upstream_id.to_owned(),
     };
     let sealed = shared

@@ -12,6 +12,7 @@ mod forward;
 mod gateway;
 mod guard;
 mod handler;
+mod identity;
 mod metrics;
 pub mod rescue;
 mod serve;
@@ -34,6 +35,8 @@ use tollgate_core::McpMethod;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) limits: Limits,
+    pub(crate) authn: Option<Arc<tollgate_auth::Authenticator>>,
+    pub(crate) broker: tollgate_auth::CredentialBroker,
     pub(crate) sealer: Sealer,
     pub(crate) metrics: Metrics,
 }

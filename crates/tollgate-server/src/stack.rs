@@ -7,7 +7,9 @@ use axum::Router;
 use axum::error_handling::HandleErrorLayer;
 use axum::middleware::from_fn_with_state;
 use axum::response::Response;
-use axum::routing::any;
+use axum::routing::{any, get};
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
 use tollgate_core::ErrorKind;
 use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
@@ -25,6 +27,12 @@ use crate::{Shared, Upstream};
 pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_origins: Arc<[String]>) -> Router {
     let mut router = Router::new();
     for up in upstreams {
+        if let Some(resource) = &up.resource {
+            // RFC 9728 metadata, so clients learn where to get a token.
+            let body = Bytes::copy_from_slice(resource.metadata_json());
+            let metadata = move || async move { ([(CONTENT_TYPE, "application/json")], body) };
+            router = router.route(resource.metadata_path(), get(metadata));
+        }
         let (shared, up) = (shared.clone(), up.clone());
         let path = format!("/mcp/{}", up.name);
         router = router.route(&path, any(move |req| handle(shared.clone(), up.clone(), req)));

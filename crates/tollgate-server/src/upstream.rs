@@ -42,6 +42,8 @@ pub struct Upstream {
     pub timeouts: Timeouts,
     /// HTTP versions spoken upstream.
     pub http: UpstreamHttp,
+    /// The route's OAuth protected resource, when callers must authenticate.
+    pub(crate) resource: Option<tollgate_auth::ProtectedResource>,
     /// The pooled client.
     pub(crate) client: UpstreamClient,
 }
@@ -106,6 +108,7 @@ impl Upstream {
             legacy: server.legacy,
             timeouts,
             http: server.http,
+            resource: None,
             client,
         })
     }

@@ -48,6 +48,40 @@ enum Command {
     },
     /// Print the JSON Schema of the configuration file.
     Schema,
+    /// Development tokens from the configured `[dev_issuer]`.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Print a signed access token the configured gateway accepts.
+    Mint(MintArgs),
+}
+
+#[derive(clap::Args)]
+struct MintArgs {
+    /// The configuration file; without it, the embedded demo configuration.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Subject (`sub`).
+    #[arg(long)]
+    sub: String,
+    /// Team claim.
+    #[arg(long)]
+    team: Option<String>,
+    /// Space-separated scopes.
+    #[arg(long, default_value = "")]
+    scope: String,
+    /// Lifetime, e.g. `1h`, `15m`.
+    #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
+    ttl: std::time::Duration,
+    /// Limit the audience to this server's route (default: every route
+    /// that requires authentication).
+    #[arg(long)]
+    server: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -93,16 +127,60 @@ fn main() -> ExitCode {
             println!("{:#}", tollgate_config::schema());
             ExitCode::SUCCESS
         }
+        Command::Token {
+            command: TokenCommand::Mint(args),
+        } => match mint(&args) {
+            Ok(token) => {
+                println!("{token}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("tollgate: {e:#}");
+                ExitCode::from(2)
+            }
+        },
     }
+}
+
+/// Mint a development token for the routes of a configuration.
+fn mint(args: &MintArgs) -> anyhow::Result<String> {
+    let loaded = match &args.config {
+        Some(path) => load(path),
+        None => load_demo(),
+    }
+    .context("the configuration is not valid")?;
+    let settings = loaded
+        .dev_issuer
+        .as_ref()
+        .context("the development issuer is not enabled ([dev_issuer] enabled = true)")?;
+    let pem = tollgate_config::read_or_create_file(&settings.key_file, tollgate_auth::DevIssuer::generate_pem)
+        .map_err(anyhow::Error::msg)?;
+    let dev = tollgate_auth::DevIssuer::from_pem(&settings.issuer, pem.expose())?;
+    let config = &loaded.config;
+    let audience: Vec<String> = config
+        .servers
+        .iter()
+        .filter(|s| args.server.as_deref().is_none_or(|n| n == s.name.as_str()))
+        .filter(|s| config.auth_required(s))
+        .filter_map(|s| config.resource_url(s))
+        .collect();
+    anyhow::ensure!(
+        !audience.is_empty(),
+        "no route requires authentication (check --server)"
+    );
+    let scopes: Vec<String> = args.scope.split_whitespace().map(str::to_owned).collect();
+    Ok(dev.mint(&args.sub, args.team.as_deref(), &scopes, args.ttl, &audience)?)
 }
 
 /// The demo configuration compiled into the binary.
 const DEMO_CONFIG: &str = include_str!("../../../examples/demo.toml");
 
 fn load_demo() -> Option<Loaded> {
-    tracing::info!("no --config given: serving the embedded demo configuration (examples/demo.toml)");
+    // Relative paths in it (the development key) resolve against the
+    // working directory.
+    tracing::info!("no --config given: using the embedded demo configuration (examples/demo.toml)");
     report(tollgate_config::load_str(
-        Path::new("<embedded examples/demo.toml>"),
+        Path::new("tollgate-demo.toml"),
         DEMO_CONFIG,
         &ProcessEnvironment,
     ))
