@@ -175,3 +175,110 @@ async fn upstreams_get_brokered_credentials_never_the_callers_token() {
     );
     assert!(forms.iter().any(|f| f.contains("subject_token=")), "{forms:?}");
 }
+
+fn b64(v: &serde_json::Value) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+}
+
+/// Swap the payload of a signed token (the signature no longer matches).
+fn tampered(token: &str, claims: &serde_json::Value) -> String {
+    let parts: Vec<&str> = token.split('.').collect();
+    format!("{}.{}.{}", parts[0], b64(claims), parts[2])
+}
+
+#[tokio::test]
+async fn hostile_tokens_over_http_get_401_with_invalid_token() {
+    let stub = Stub::spawn().await;
+    let issuer = TestIssuer::new();
+    let stranger = TestIssuer::new();
+    let gw = TestGateway::spawn(&format!(
+        "{}\n[[servers]]\nname = \"a\"\nurl = \"{}/json\"\n",
+        issuer.config(),
+        stub.base
+    ))
+    .await;
+    let now = issuer.claims("alice", "", &["a"])["iat"].as_u64().unwrap();
+    let with = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut c = issuer.claims("alice", "", &["a"]);
+        f(&mut c);
+        c
+    };
+    let good = issuer.sign(&issuer.claims("alice", "", &["a"]));
+    let cases: Vec<(&str, String)> = vec![
+        ("expired", issuer.sign(&with(&|c| c["exp"] = json!(now - 3600)))),
+        ("not yet valid", issuer.sign(&with(&|c| c["nbf"] = json!(now + 3600)))),
+        (
+            "wrong issuer",
+            issuer.sign(&with(&|c| c["iss"] = json!("https://evil.example"))),
+        ),
+        (
+            "token for another route",
+            issuer.sign(&with(&|c| c["aud"] = json!([format!("{TEST_BASE_URL}/mcp/b")]))),
+        ),
+        (
+            "token for another service",
+            issuer.sign(&with(&|c| c["aud"] = json!("https://api.example.com"))),
+        ),
+        (
+            "alg none",
+            format!(
+                "{}.{}.",
+                b64(&json!({"alg": "none", "typ": "at+jwt"})),
+                b64(&issuer.claims("alice", "", &["a"]))
+            ),
+        ),
+        ("HS256", {
+            let header = json!({"alg": "HS256", "typ": "at+jwt"});
+            format!("{}.{}.AAAA", b64(&header), b64(&issuer.claims("alice", "", &["a"])))
+        }),
+        (
+            "tampered payload",
+            tampered(&good, &with(&|c| c["sub"] = json!("admin"))),
+        ),
+        ("unknown key", stranger.sign(&issuer.claims("alice", "", &["a"]))),
+        ("malformed", "eyJhbGciOi.not-base64!.x".to_owned()),
+    ];
+    for (name, token) in cases {
+        let res = post(gw.url("a"), Some(&token)).body(INIT).send().await.unwrap();
+        assert_eq!(res.status(), 401, "{name}");
+        let c = challenge(&res);
+        assert!(c.starts_with("Bearer error=\"invalid_token\""), "{name}: {c}");
+        assert_rpc_error(res, 401, -32000, json!(null)).await;
+    }
+    let res = post(gw.url("a"), Some(&good)).body(INIT).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(stub.seen().await.len(), 1, "a refused token reached the upstream");
+}
+
+#[tokio::test]
+async fn an_unreachable_issuer_means_not_ready_and_503_not_a_crash() {
+    let stub = Stub::spawn().await;
+    let closed = tollgate_e2e::children::free_port();
+    let gw = TestGateway::spawn(&format!(
+        "[auth]\npublic_base_url = \"{TEST_BASE_URL}\"\n[[auth.issuers]]\nissuer = \"http://127.0.0.1:{closed}\"\njwks_uri = \"http://127.0.0.1:{closed}/jwks\"\nallow_insecure_http = true\n\n[[servers]]\nname = \"a\"\nurl = \"{}/json\"\n",
+        stub.base
+    ))
+    .await;
+    let ready = http().get(format!("{}/readyz", gw.admin)).send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+    assert_eq!(
+        http()
+            .get(format!("{}/healthz", gw.admin))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let issuer = TestIssuer::new();
+    let mut claims = issuer.claims("alice", "", &["a"]);
+    claims["iss"] = json!(format!("http://127.0.0.1:{closed}"));
+    let res = post(gw.url("a"), Some(&issuer.sign(&claims)))
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["retry-after"], "1");
+    assert_rpc_error(res, 503, -32000, json!(null)).await;
+}

@@ -162,6 +162,30 @@ impl TestIssuer {
             .unwrap()
     }
 
+    /// Sign arbitrary `claims` with this issuer's key and key id (for
+    /// hostile tokens: expired, not yet valid, wrong issuer, ...).
+    pub fn sign(&self, claims: &serde_json::Value) -> String {
+        let pem = std::fs::read(self.dir.join("dev.pem")).unwrap();
+        let key = jsonwebtoken::EncodingKey::from_ec_pem(&pem).unwrap();
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.typ = Some("at+jwt".into());
+        header.kid = Some(self.dev.key_id().to_owned());
+        jsonwebtoken::encode(&header, claims, &key).unwrap()
+    }
+
+    /// Claims of a valid token for `routes`, to be altered.
+    pub fn claims(&self, sub: &str, scope: &str, routes: &[&str]) -> serde_json::Value {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let aud: Vec<String> = routes.iter().map(|r| format!("{TEST_BASE_URL}/mcp/{r}")).collect();
+        serde_json::json!({
+            "iss": TEST_ISSUER, "sub": sub, "aud": aud, "scope": scope,
+            "iat": now, "nbf": now, "exp": now + 600, "jti": format!("{sub}-{now}"),
+        })
+    }
+
     /// A file in the issuer's directory holding `contents` (for secrets).
     pub fn secret_file(&self, name: &str, contents: &str) -> String {
         let path = self.dir.join(name);
