@@ -1,7 +1,8 @@
-//! The MCP handler for one route (`/mcp/{server}`): steps 4, 6 and 10–11 of
+//! The MCP handler for one route (`/mcp/{server}`): steps 4–6 and 10–11 of
 //! the request path.
 //!
-//! POST: classify the era from the standard headers, scan the body when the
+//! Every request is first authenticated when the route requires it
+//! (`identity`). POST: classify the era from the standard headers, scan the body when the
 //! route verifies headers or the call is legacy, check header/body agreement,
 //! unseal the legacy session, forward, and seal the upstream's session id in
 //! the answer. GET and DELETE (legacy session streams and session end) are
