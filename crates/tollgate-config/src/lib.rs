@@ -5,14 +5,18 @@
 //! the file, line, column and key path. `tollgate validate` and `tollgate
 //! serve` share [`load`], so what validates is exactly what serves.
 
+mod audit;
 mod auth;
 mod error;
 mod keyfile;
 mod load;
 mod locate;
 mod model;
+mod policy;
+mod policy_files;
 mod secret;
 
+pub use audit::{Audit, AuditOtlp, DEFAULT_REDACT_KEYS, Durability, ServerAudit};
 pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
     SigningAlgorithm, StaticCredential,
@@ -24,4 +28,6 @@ pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,
     Timeouts, UpstreamHttp,
 };
+pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
+pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use secret::{Secret, SecretSource};

@@ -11,7 +11,9 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::SecretSource;
+use crate::audit::{Audit, ServerAudit};
 use crate::auth::{Auth, Credential, DevIssuer, ServerAuth};
+use crate::policy::{Policy, ServerPolicy};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -43,6 +45,12 @@ pub struct Config {
     /// A local token issuer for development (off by default).
     #[serde(default)]
     pub dev_issuer: DevIssuer,
+    /// The audit trail: files, durability, spend estimation, OTLP export.
+    #[serde(default)]
+    pub audit: Audit,
+    /// Authorization by Cedar policies (off unless `dir` is set).
+    #[serde(default)]
+    pub policy: Policy,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,
@@ -289,6 +297,12 @@ pub struct Server {
     /// How the gateway authenticates to the upstream.
     #[serde(default)]
     pub credential: Credential,
+    /// How policy decisions are applied on this route.
+    #[serde(default)]
+    pub policy: ServerPolicy,
+    /// What this server's audit records say about it and capture.
+    #[serde(default)]
+    pub audit: ServerAudit,
 }
 
 fn default_true() -> bool {

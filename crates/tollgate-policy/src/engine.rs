@@ -1,0 +1,277 @@
+//! The policy engine: the compiled policy set behind an `ArcSwap`, and the
+//! decision for one call (request path step 8).
+//!
+//! Default deny, `forbid` wins, and any evaluation error denies (fail
+//! closed). A deny determined only by `@scope` forbids the caller fails, and
+//! that the same request would pass without them, is reported as
+//! [`Reason::DenyMissingScope`]. Reload, the watcher and list filtering are
+//! in sibling modules.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use arc_swap::ArcSwap;
+use cedar_policy::EntityUid;
+use cedar_policy_core::ast::Entity;
+use tollgate_config::{Config, PolicyFiles, PolicyMode};
+use tollgate_core::Principal;
+
+use crate::authorize::{self, Outcome};
+use crate::cache::DecisionCache;
+use crate::clock::{self, Local};
+use crate::compile::{self, Compiled};
+use crate::decision::{Decision, Reason};
+use crate::error::{LoadErrors, SourceError};
+use crate::ids::Types;
+use crate::model::{Action, CallRequest};
+use crate::needs::Attr;
+use crate::principal::{PrincipalCache, PrincipalFacts};
+use crate::reload::ReloadInfo;
+use crate::request::{self, Facts, Statics};
+use crate::validate;
+
+/// How the engine is set up: where the policies are and how decisions are
+/// applied per route.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The policy directory (see `tollgate_config::read_policy_dir`).
+    pub dir: PathBuf,
+    /// The mode of routes not in `route_modes`.
+    pub default_mode: PolicyMode,
+    /// Per-route modes.
+    pub route_modes: HashMap<String, PolicyMode>,
+    /// Seconds east of UTC for `context.hour`, `minute`, `weekday`.
+    pub utc_offset_seconds: i32,
+    /// Most principals whose entities are kept.
+    pub principal_cache_entries: usize,
+    /// Most decisions kept for reuse; 0 disables the decision cache.
+    pub decision_cache_entries: usize,
+}
+
+impl Settings {
+    /// Enforce everywhere, UTC, policies in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Settings {
+        Settings {
+            dir: dir.into(),
+            default_mode: PolicyMode::Enforce,
+            route_modes: HashMap::new(),
+            utc_offset_seconds: 0,
+            principal_cache_entries: 10_000,
+            decision_cache_entries: 100_000,
+        }
+    }
+
+    /// The settings of a loaded configuration read from `config_path`;
+    /// `None` when `[policy] dir` is unset (no authorization by policy).
+    pub fn from_config(config: &Config, config_path: &Path) -> Option<Settings> {
+        let p = &config.policy;
+        let dir = p.resolved_dir(config_path)?;
+        Some(Settings {
+            route_modes: config
+                .servers
+                .iter()
+                .map(|s| (s.name.as_str().to_owned(), p.mode_for(s)))
+                .collect(),
+            default_mode: p.mode,
+            utc_offset_seconds: p.utc_offset.seconds(),
+            principal_cache_entries: config.auth.token_cache_entries.max(1),
+            decision_cache_entries: p.decision_cache_entries,
+            dir,
+        })
+    }
+}
+
+/// A compiled policy set and its generation.
+#[derive(Debug)]
+pub(crate) struct Current {
+    pub(crate) generation: u64,
+    pub(crate) compiled: Compiled,
+}
+
+/// Cedar authorization for the gateway; share it behind an `Arc`.
+#[derive(Debug)]
+pub struct PolicyEngine {
+    pub(crate) settings: Settings,
+    pub(crate) types: Types,
+    pub(crate) statics: Statics,
+    pub(crate) principals: PrincipalCache,
+    pub(crate) decisions: DecisionCache,
+    pub(crate) current: ArcSwap<Current>,
+    /// Serializes reloads (no `.await` is held across it).
+    pub(crate) reload_lock: Mutex<()>,
+    pub(crate) reloads: AtomicU64,
+    pub(crate) reload_failures: AtomicU64,
+    pub(crate) info: ArcSwap<ReloadInfo>,
+}
+
+impl PolicyEngine {
+    /// Read, validate and compile the policies of `settings.dir`.
+    ///
+    /// # Errors
+    ///
+    /// Every problem of the policy directory, located.
+    pub fn load(settings: Settings) -> Result<PolicyEngine, LoadErrors> {
+        let files = validate::read(&settings.dir)?;
+        PolicyEngine::from_files(settings, &files)
+    }
+
+    /// Validate and compile policy files already read.
+    ///
+    /// # Errors
+    ///
+    /// Every problem of the files, located.
+    pub fn from_files(settings: Settings, files: &PolicyFiles) -> Result<PolicyEngine, LoadErrors> {
+        let types = Types::new().map_err(|e| SourceError::new(&files.dir, e.to_string()))?;
+        let compiled = compile::compile(files, &types)?;
+        Ok(PolicyEngine {
+            statics: Statics::new(&types),
+            principals: PrincipalCache::new(settings.principal_cache_entries),
+            decisions: DecisionCache::new(settings.decision_cache_entries),
+            info: ArcSwap::from_pointee(ReloadInfo::loaded(&compiled)),
+            current: ArcSwap::from_pointee(Current {
+                generation: 1,
+                compiled,
+            }),
+            settings,
+            types,
+            reload_lock: Mutex::new(()),
+            reloads: AtomicU64::new(0),
+            reload_failures: AtomicU64::new(0),
+        })
+    }
+
+    /// The mode of `route`.
+    pub fn mode(&self, route: &str) -> PolicyMode {
+        self.settings
+            .route_modes
+            .get(route)
+            .copied()
+            .unwrap_or(self.settings.default_mode)
+    }
+
+    /// The settings the engine was built with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Decide whether `principal` may make the call `req`.
+    ///
+    /// Never fails: a problem building or evaluating the request is a
+    /// denial with [`Reason::Error`].
+    pub fn decide(&self, principal: &Arc<Principal>, req: &CallRequest<'_>) -> Decision {
+        let current = self.current.load();
+        let (allowed, reason, ids) = match self.evaluate(&current, principal, req) {
+            Ok(outcome) => outcome,
+            Err(message) => (
+                false,
+                Reason::Error {
+                    messages: vec![message],
+                },
+                Vec::new(),
+            ),
+        };
+        Decision {
+            allowed,
+            enforced: self.mode(req.route) == PolicyMode::Enforce,
+            reason,
+            determining_policy_ids: ids,
+            generation: current.generation,
+        }
+    }
+
+    fn evaluate(
+        &self,
+        current: &Current,
+        principal: &Arc<Principal>,
+        req: &CallRequest<'_>,
+    ) -> Result<Outcome, String> {
+        let c = &current.compiled;
+        let facts = self.principals.get(&self.types, principal);
+        let action = req.action();
+        let f = self.facts(req);
+        let local = clock::local(f.now, f.utc_offset);
+        let key = self.decisions.key(
+            c.needs,
+            facts.serial,
+            current.generation,
+            action,
+            req.name,
+            &f,
+            local,
+            req.args,
+        );
+        if let Some(hit) = key.as_ref().and_then(|k| self.decisions.get(k)) {
+            return Ok(hit);
+        }
+        let outcome = self.compute(current, &facts, principal, req, &f, local)?;
+        if let Some(k) = key {
+            self.decisions.insert(k, &outcome);
+        }
+        Ok(outcome)
+    }
+
+    /// A decision without the cache.
+    fn compute(
+        &self,
+        current: &Current,
+        facts: &PrincipalFacts,
+        principal: &Principal,
+        req: &CallRequest<'_>,
+        f: &Facts<'_>,
+        local: Local,
+    ) -> Result<Outcome, String> {
+        let c = &current.compiled;
+        let action = req.action();
+        let bits = facts.bits(current.generation, || {
+            c.index.principal_bits(&facts.uid, &facts.ancestors)
+        });
+        let server = self.types.server_uid(req.route);
+        let (uid, entity) = self.resource(req, action)?;
+        let ancestors = if action.target().is_some() {
+            std::slice::from_ref(&server)
+        } else {
+            &[]
+        };
+        let selected = c.index.select(&bits.1, action, &uid, ancestors);
+        let context = request::context(c.needs, &self.statics, facts, f, local)?;
+        let args = c
+            .needs
+            .has(Attr::Args)
+            .then(|| request::args_entity(&self.statics, req.args));
+        let action_entity = c.actions.get(action.index()).ok_or("unknown action")?;
+        let (request, entities) = request::assemble(
+            facts,
+            (self.types.action(action), action_entity),
+            (&uid, &entity),
+            args,
+            context,
+        )?;
+        Ok(authorize::evaluate(c, &selected, request, &entities).outcome(c, principal))
+    }
+
+    /// The resource of a call: the named object, or the server itself.
+    fn resource(&self, req: &CallRequest<'_>, action: Action) -> Result<(EntityUid, Arc<Entity>), String> {
+        match action.target() {
+            Some(kind) => {
+                let name = req.name.ok_or_else(|| format!("{} without a name", req.method))?;
+                Ok(request::target_entity(&self.types, kind, req.route, name))
+            }
+            None => Ok(request::server_entity(&self.types, req.route)),
+        }
+    }
+
+    pub(crate) fn facts<'a>(&self, req: &CallRequest<'a>) -> Facts<'a> {
+        Facts {
+            route: req.route,
+            method: req.method,
+            era: req.era,
+            client_ip: req.client_ip,
+            annotations: req.annotations,
+            now: clock::unix_seconds(req.time.unwrap_or_else(SystemTime::now)),
+            utc_offset: self.settings.utc_offset_seconds,
+        }
+    }
+}
