@@ -4,7 +4,7 @@
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/tollgate-target
 CARGO ?= cargo
 
-.PHONY: run build test test-deps fmt fmt-check lint nextest doctest bench schema clean
+.PHONY: run build test test-deps fmt fmt-check lint policy-check nextest doctest bench schema clean
 
 run: build
 	scripts/run-demo.sh
@@ -12,7 +12,7 @@ run: build
 build:
 	$(CARGO) build --locked -p tollgate -p tollgate-demo
 
-test: test-deps fmt-check lint doctest nextest
+test: test-deps fmt-check lint policy-check doctest nextest
 
 test-deps:
 	scripts/install-test-deps.sh
@@ -29,6 +29,10 @@ lint:
 nextest:
 	@$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install cargo-nextest --locked
 	$(CARGO) nextest run --locked --workspace --no-fail-fast
+
+policy-check:
+	$(CARGO) run --quiet --locked -p tollgate -- policy validate --policies policies
+	$(CARGO) run --quiet --locked -p tollgate -- policy test --policies policies
 
 doctest:
 	$(CARGO) test --locked --workspace --doc

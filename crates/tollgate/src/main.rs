@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod policy_cmd;
+
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use tollgate_config::{Loaded, ProcessEnvironment};
@@ -48,6 +50,11 @@ enum Command {
     },
     /// Print the JSON Schema of the configuration file.
     Schema,
+    /// Validate and test Cedar policies.
+    Policy {
+        #[command(subcommand)]
+        command: policy_cmd::PolicyCommand,
+    },
     /// Development tokens from the configured `[dev_issuer]`.
     Token {
         #[command(subcommand)]
@@ -127,6 +134,7 @@ fn main() -> ExitCode {
             println!("{:#}", tollgate_config::schema());
             ExitCode::SUCCESS
         }
+        Command::Policy { command } => policy_cmd::run(&command),
         Command::Token {
             command: TokenCommand::Mint(args),
         } => match mint(&args) {

@@ -51,3 +51,22 @@ fn validate_accepts_the_demo_and_schema_prints_json() {
     let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(schema["properties"]["servers"].is_object(), "{schema}");
 }
+
+#[test]
+fn policy_validate_and_test_run_on_the_shipped_policies() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies");
+    let out = tollgate()
+        .args(["policy", "validate", "--policies", dir])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tollgate().args(["policy", "test", "--policies", dir]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(" passed, 0 failed"), "{text}");
+    let out = tollgate()
+        .args(["policy", "validate", "--policies", "/nonexistent"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
