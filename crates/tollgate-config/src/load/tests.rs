@@ -2,8 +2,10 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// An environment with only the variables a test puts in it and no files;
+/// shared by the configuration tests.
 #[derive(Default)]
-struct FakeEnv(HashMap<String, String>);
+pub(crate) struct FakeEnv(pub(crate) HashMap<String, String>);
 
 impl Environment for FakeEnv {
     fn var(&self, name: &str) -> Option<String> {

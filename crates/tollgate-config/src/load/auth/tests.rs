@@ -1,19 +1,8 @@
-use std::collections::HashMap;
 use std::path::Path;
 
-use crate::{ClientAuthMethod, ConfigError, Credential, Environment, SigningAlgorithm, load_str};
+use crate::{ClientAuthMethod, ConfigError, Credential, SigningAlgorithm, load_str};
 
-#[derive(Default)]
-struct FakeEnv(HashMap<String, String>);
-
-impl Environment for FakeEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        self.0.get(name).cloned()
-    }
-    fn read_file(&self, path: &Path) -> Result<Vec<u8>, String> {
-        Err(format!("no such file {}", path.display()))
-    }
-}
+use crate::load::tests::FakeEnv;
 
 fn env() -> FakeEnv {
     let mut env = FakeEnv::default();
