@@ -15,6 +15,7 @@ mod model;
 mod policy;
 mod policy_files;
 mod secret;
+mod tracing;
 
 pub use audit::{Audit, AuditOtlp, DEFAULT_REDACT_KEYS, Durability, ServerAudit};
 pub use auth::{
@@ -31,3 +32,4 @@ pub use model::{
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use secret::{Secret, SecretSource};
+pub use tracing::Tracing;

@@ -14,6 +14,7 @@ use crate::SecretSource;
 use crate::audit::{Audit, ServerAudit};
 use crate::auth::{Auth, Credential, DevIssuer, ServerAuth};
 use crate::policy::{Policy, ServerPolicy};
+use crate::tracing::Tracing;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -51,6 +52,9 @@ pub struct Config {
     /// Authorization by Cedar policies (off unless `dir` is set).
     #[serde(default)]
     pub policy: Policy,
+    /// OpenTelemetry traces over OTLP/HTTP (off by default).
+    #[serde(default)]
+    pub tracing: Tracing,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,

@@ -1,8 +1,35 @@
-//! Logging setup for Tollgate: the only crate that installs global
-//! subscribers. The binary calls [`init`] once at start; libraries only emit
+//! Logging and tracing setup for Tollgate: the only crate that installs
+//! global subscribers or OpenTelemetry globals. Libraries only emit
 //! `tracing` events and spans.
+//!
+//! It owns two things:
+//!
+//! - **Logs**: the binary calls [`init`] once at start.
+//! - **Traces** (OpenTelemetry, `[tracing]`, off by default): the binary
+//!   calls [`init_tracing`] once at start and keeps the [`TracingGuard`],
+//!   which flushes the last spans when dropped; it hands
+//!   [`TracingGuard::spans`] (or [`Spans::disabled`]) to the server.
+//!
+//! On the request path the server's MCP handler (`tollgate-server`) starts
+//! one [`ServerSpan`] per request once it knows the call (after the body
+//! scan, back-dated to the request's arrival), whose parent is the caller's
+//! `params._meta.traceparent`, else its HTTP `traceparent` header; the
+//! forwarder starts one [`ClientSpan`] per upstream call and sends its
+//! [`Traceparent`] upstream. The audit record takes
+//! [`ServerSpan::trace_id`]. With tracing off all of this costs a
+//! `traceparent` parse and no allocation. `docs/observability.md` lists the
+//! spans and their attributes.
+
+mod context;
+mod export;
+mod setup;
+mod span;
 
 use tracing_subscriber::EnvFilter;
+
+pub use context::{TraceId, Traceparent};
+pub use setup::{TracingError, TracingGuard, init_tracing};
+pub use span::{ClientSpan, McpCall, ServerSpan, Spans};
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

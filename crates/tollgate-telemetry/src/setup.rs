@@ -1,0 +1,166 @@
+//! The trace pipeline: sampler, batch span processor, OTLP/HTTP exporter,
+//! built from `[tracing]` and owned by a [`TracingGuard`].
+//!
+//! [`TracingGuard::new`] installs nothing process-wide (tests build several
+//! side by side); [`init_tracing`] also installs the OpenTelemetry globals
+//! (tracer provider, W3C Trace Context propagator) for the binary.
+
+use std::time::Duration;
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+
+use crate::export::{ExportRuntime, OtlpHttp};
+use crate::span::Spans;
+
+/// Why tracing could not be set up or shut down.
+#[derive(Debug, thiserror::Error)]
+pub enum TracingError {
+    /// The exporter's runtime thread could not be started.
+    #[error("tracing: cannot start the exporter's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The HTTP client or the exporter could not be built.
+    #[error("tracing: {0}")]
+    Setup(String),
+    /// Spans could not be flushed or the exporter shut down in time.
+    #[error("tracing: {0}")]
+    Flush(String),
+}
+
+/// Spans waiting longer than this are exported even if the batch is small.
+const SCHEDULED_DELAY: Duration = Duration::from_secs(5);
+/// Most spans in one export request.
+const MAX_BATCH: usize = 512;
+
+/// The running trace pipeline. Dropping it flushes the spans still queued
+/// and shuts the exporter down (as [`TracingGuard::shutdown`], ignoring
+/// errors); spans started afterwards record nothing.
+#[derive(Debug)]
+pub struct TracingGuard {
+    provider: SdkTracerProvider,
+    spans: Spans,
+    timeout: Duration,
+    runtime: ExportRuntime,
+    down: bool,
+}
+
+/// Build the pipeline when `[tracing] enabled` and install it process-wide
+/// (global tracer provider and W3C Trace Context propagator). The binary
+/// calls it once at start, beside [`crate::init`], and keeps the guard for
+/// the life of the process.
+///
+/// # Errors
+///
+/// The exporter could not be built.
+pub fn init_tracing(settings: &tollgate_config::Tracing) -> Result<Option<TracingGuard>, TracingError> {
+    let guard = TracingGuard::new(settings)?;
+    if let Some(g) = &guard {
+        g.install_global();
+    }
+    Ok(guard)
+}
+
+impl TracingGuard {
+    /// Build the pipeline; `None` when tracing is off. Installs nothing
+    /// process-wide.
+    ///
+    /// # Errors
+    ///
+    /// The exporter's runtime or HTTP client could not be built.
+    pub fn new(settings: &tollgate_config::Tracing) -> Result<Option<TracingGuard>, TracingError> {
+        if !settings.enabled {
+            return Ok(None);
+        }
+        let runtime = ExportRuntime::start()?;
+        let http = OtlpHttp::new(runtime.handle(), settings.timeout)?;
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_http_client(http)
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(settings.traces_url())
+            .with_timeout(settings.timeout)
+            .build()
+            .map_err(|e| TracingError::Setup(format!("OTLP exporter: {e}")))?;
+        let queue = settings.queue_capacity.get();
+        let batch = BatchConfigBuilder::default()
+            .with_max_queue_size(queue)
+            .with_max_export_batch_size(MAX_BATCH.min(queue))
+            .with_scheduled_delay(SCHEDULED_DELAY)
+            .build();
+        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
+        let resource = Resource::builder_empty()
+            .with_service_name(settings.service_name.clone())
+            .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+            .build();
+        let ratio = Sampler::TraceIdRatioBased(settings.sample_ratio);
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(processor)
+            .with_sampler(Sampler::ParentBased(Box::new(ratio)))
+            .with_resource(resource)
+            .build();
+        let spans = Spans::new(provider.tracer("tollgate"));
+        Ok(Some(TracingGuard {
+            provider,
+            spans,
+            timeout: settings.timeout,
+            runtime,
+            down: false,
+        }))
+    }
+
+    /// The span factory the request path uses (cheap to clone).
+    pub fn spans(&self) -> Spans {
+        self.spans.clone()
+    }
+
+    /// Make this pipeline the process-wide OpenTelemetry tracer provider,
+    /// and W3C Trace Context the global propagator.
+    pub fn install_global(&self) {
+        opentelemetry::global::set_tracer_provider(self.provider.clone());
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    }
+
+    /// Export every ended span now; returns once the collector answered
+    /// (or the export failed).
+    ///
+    /// # Errors
+    ///
+    /// The export failed or timed out.
+    pub fn force_flush(&self) -> Result<(), TracingError> {
+        self.provider
+            .force_flush()
+            .map_err(|e| TracingError::Flush(format!("flush: {e}")))
+    }
+
+    /// Flush the queued spans, shut the exporter down and stop its thread.
+    ///
+    /// # Errors
+    ///
+    /// The last export failed or did not end in time.
+    pub fn shutdown(mut self) -> Result<(), TracingError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<(), TracingError> {
+        if std::mem::replace(&mut self.down, true) {
+            return Ok(());
+        }
+        // One export (bounded by `timeout`) plus a margin for the hand-off.
+        let result = self
+            .provider
+            .shutdown_with_timeout(self.timeout + Duration::from_secs(1))
+            .map_err(|e| TracingError::Flush(format!("shutdown: {e}")));
+        self.runtime.stop();
+        result
+    }
+}
+
+impl Drop for TracingGuard {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
