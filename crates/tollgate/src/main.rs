@@ -2,12 +2,15 @@
 //!
 //! `serve` runs the gateway, `validate` checks a configuration file with the
 //! same code path as `serve` without binding anything, `schema` prints the
-//! configuration's JSON Schema.
+//! configuration's JSON Schema, `policy` checks Cedar policies, `token mint`
+//! issues development tokens, and `audit verify|query` and `usage` read the
+//! audit trail offline.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod audit_cmd;
 mod policy_cmd;
 
 use anyhow::Context as _;
@@ -55,6 +58,15 @@ enum Command {
         #[command(subcommand)]
         command: policy_cmd::PolicyCommand,
     },
+    /// Verify and query the audit trail.
+    Audit {
+        #[command(subcommand)]
+        command: audit_cmd::AuditCommand,
+    },
+    /// Spend from the audit trail: calls, errors, bytes, tokens, latency.
+    ///
+    /// Grouped by team, cost centre, subject, server, tool or trace.
+    Usage(audit_cmd::UsageArgs),
     /// Development tokens from the configured `[dev_issuer]`.
     Token {
         #[command(subcommand)]
@@ -135,6 +147,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Policy { command } => policy_cmd::run(&command),
+        Command::Audit { command } => audit_cmd::run(&command),
+        Command::Usage(args) => audit_cmd::run_usage(&args),
         Command::Token {
             command: TokenCommand::Mint(args),
         } => match mint(&args) {
@@ -184,11 +198,12 @@ fn mint(args: &MintArgs) -> anyhow::Result<String> {
 const DEMO_CONFIG: &str = include_str!("../../../examples/demo.toml");
 
 fn load_demo() -> Option<Loaded> {
-    // Relative paths in it (the development key) resolve against the
-    // working directory.
+    // It reads as if from examples/demo.toml in the working directory (the
+    // repository root): its relative paths (the policies, the development
+    // key, the audit trail) resolve as for `--config examples/demo.toml`.
     tracing::info!("no --config given: using the embedded demo configuration (examples/demo.toml)");
     report(tollgate_config::load_str(
-        Path::new("tollgate-demo.toml"),
+        Path::new("examples/demo.toml"),
         DEMO_CONFIG,
         &ProcessEnvironment,
     ))

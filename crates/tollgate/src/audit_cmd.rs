@@ -1,0 +1,266 @@
+//! `tollgate audit verify|query` and `tollgate usage`: the offline tools
+//! over an audit trail's files (`docs/audit.md`). The logic lives in
+//! `tollgate-audit`; this module owns the arguments, the output and the
+//! exit codes: 0 when the command ran (and the trail verified), 1 when the
+//! trail is not intact or a line is not an audit record, 2 when the command
+//! could not run (a path that cannot be read, no audit files; clap also
+//! exits 2 on bad arguments). A reader that closes the output early
+//! (`| head`) ends the command quietly.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use clap::{Subcommand, ValueEnum};
+use tollgate_audit::{Filter, GroupBy, Outcome, QueryError, QueryFormat, VerifyError, VerifyOptions};
+
+/// Audit trail tooling.
+#[derive(Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Check that no record was edited, deleted, reordered or inserted.
+    /// Prints what was verified; on failure names the first bad record as
+    /// `FILE:LINE: problem` and exits 1.
+    Verify(VerifyArgs),
+    /// Print the call records that match every filter given.
+    Query(QueryArgs),
+}
+
+/// Arguments of `tollgate audit verify`.
+#[derive(clap::Args)]
+pub(crate) struct VerifyArgs {
+    /// Audit files, or directories of `*.jsonl` files (read in file-name
+    /// order, which is chain order).
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The trail is closed (archived): its last file must end with a seal,
+    /// so records cut from the end are detected too.
+    #[arg(long)]
+    sealed: bool,
+}
+
+/// Arguments of `tollgate audit query`.
+#[derive(clap::Args)]
+pub(crate) struct QueryArgs {
+    /// Audit files, or directories of `*.jsonl` files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    window: Window,
+    /// The principal's subject.
+    #[arg(long)]
+    subject: Option<String>,
+    /// The principal's team.
+    #[arg(long)]
+    team: Option<String>,
+    /// The route (`[[servers]] name`).
+    #[arg(long, value_name = "NAME")]
+    server: Option<String>,
+    /// The tool or prompt name, or resource URI.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The decision: allow, deny, observe_deny or not_evaluated.
+    #[arg(long, value_parser = parse_decision)]
+    decision: Option<Outcome>,
+    /// The W3C trace id (32 hex digits).
+    #[arg(long, value_name = "ID")]
+    trace: Option<String>,
+    /// `table` for people, `json` for the matching lines exactly as stored.
+    #[arg(long, value_enum, default_value = "table")]
+    format: QueryOutput,
+}
+
+/// Arguments of `tollgate usage`.
+#[derive(clap::Args)]
+pub(crate) struct UsageArgs {
+    /// Audit files, or directories of `*.jsonl` files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Group by team, cost_center, subject, server, tool or trace.
+    #[arg(long, value_name = "GROUP")]
+    by: GroupBy,
+    #[command(flatten)]
+    window: Window,
+    /// `table` (with a TOTAL line), `csv` (no total) or `json` (rows and
+    /// total; durations in microseconds).
+    #[arg(long, value_enum, default_value = "table")]
+    format: UsageOutput,
+}
+
+/// The time window of a query or report.
+#[derive(clap::Args)]
+struct Window {
+    /// Records at or after this time: `2026-09-01T12:00:00Z`, `2026-09-01`
+    /// (UTC) or a span back from now (`7d`, `24h`).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    since: Option<SystemTime>,
+    /// Records before this time (same forms as `--since`).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    until: Option<SystemTime>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum QueryOutput {
+    Table,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum UsageOutput {
+    Table,
+    Csv,
+    Json,
+}
+
+fn parse_time(text: &str) -> Result<SystemTime, String> {
+    tollgate_audit::parse_time(text, SystemTime::now())
+}
+
+fn parse_decision(text: &str) -> Result<Outcome, String> {
+    Outcome::parse(text).ok_or_else(|| format!("{text:?}: use allow, deny, observe_deny or not_evaluated"))
+}
+
+/// Why a command stopped before its end.
+enum Stop {
+    /// The reader closed the output (`| head`): not an error.
+    OutputClosed,
+    /// The trail is not intact, or a line is not an audit record (exit 1).
+    Trail(anyhow::Error),
+    /// The command could not run (exit 2).
+    Run(anyhow::Error),
+}
+
+/// Run an audit command.
+pub(crate) fn run(command: &AuditCommand) -> ExitCode {
+    exit(match command {
+        AuditCommand::Verify(args) => verify(args),
+        AuditCommand::Query(args) => query(args),
+    })
+}
+
+/// Run `tollgate usage`.
+pub(crate) fn run_usage(args: &UsageArgs) -> ExitCode {
+    exit(usage(args))
+}
+
+fn exit(result: Result<(), Stop>) -> ExitCode {
+    match result {
+        Ok(()) | Err(Stop::OutputClosed) => ExitCode::SUCCESS,
+        Err(Stop::Trail(e)) => {
+            eprintln!("tollgate: {e:#}");
+            ExitCode::FAILURE
+        }
+        Err(Stop::Run(e)) => {
+            eprintln!("tollgate: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn verify(args: &VerifyArgs) -> Result<(), Stop> {
+    let options = VerifyOptions {
+        require_sealed: args.sealed,
+    };
+    match tollgate_audit::verify_with(&args.paths, options) {
+        Ok(report) => print(&format!("{report}\n")),
+        Err(VerifyError::Tampered(t)) => Err(Stop::Trail(anyhow::anyhow!("the trail is not intact: {t}"))),
+        Err(VerifyError::NoFiles) => Err(Stop::Run(anyhow::anyhow!(
+            "no audit files (*.jsonl) in {}",
+            list(&args.paths)
+        ))),
+        Err(VerifyError::Io { path, source }) => Err(Stop::Run(read_error(&path, source))),
+        Err(e) => Err(Stop::Run(e.into())),
+    }
+}
+
+fn query(args: &QueryArgs) -> Result<(), Stop> {
+    let filter = Filter {
+        since: args.window.since,
+        until: args.window.until,
+        subject: args.subject.clone(),
+        team: args.team.clone(),
+        server: args.server.clone(),
+        tool: args.tool.clone(),
+        decision: args.decision,
+        trace: args.trace.clone(),
+    };
+    let format = match args.format {
+        QueryOutput::Table => QueryFormat::Table,
+        QueryOutput::Json => QueryFormat::Json,
+    };
+    let records = tollgate_audit::query(&args.paths, filter).map_err(query_stop)?;
+    let mut out = Tracked {
+        inner: io::BufWriter::new(io::stdout().lock()),
+        failed: None,
+    };
+    let rendered = tollgate_audit::render_query(records, format, &mut out);
+    if let Some(kind) = out.failed {
+        return Err(output_stop(kind.into()));
+    }
+    rendered.map_err(query_stop)?;
+    out.flush().map_err(output_stop)
+}
+
+/// A writer that remembers how it failed, to tell output errors from read
+/// errors in what `render_query` returns.
+struct Tracked<W> {
+    inner: W,
+    failed: Option<io::ErrorKind>,
+}
+
+impl<W: Write> Write for Tracked<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).inspect_err(|e| self.failed = Some(e.kind()))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().inspect_err(|e| self.failed = Some(e.kind()))
+    }
+}
+
+fn usage(args: &UsageArgs) -> Result<(), Stop> {
+    let report =
+        tollgate_audit::usage(&args.paths, args.by, args.window.since, args.window.until).map_err(query_stop)?;
+    let text = match args.format {
+        UsageOutput::Table => report.to_table(),
+        UsageOutput::Csv => report.to_csv(),
+        UsageOutput::Json => report.to_json() + "\n",
+    };
+    print(&text)
+}
+
+/// Classify a read or parse error of a query or report.
+fn query_stop(e: QueryError) -> Stop {
+    match e {
+        QueryError::Malformed { .. } => Stop::Trail(e.into()),
+        QueryError::Io { path, source } => Stop::Run(read_error(&path, source)),
+        e => Stop::Run(e.into()),
+    }
+}
+
+/// The library's I/O errors name the path in their message and also chain
+/// the cause: keep the cause once.
+fn read_error(path: &Path, source: io::Error) -> anyhow::Error {
+    anyhow::Error::new(source).context(format!("cannot read {}", path.display()))
+}
+
+fn output_stop(e: io::Error) -> Stop {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Stop::OutputClosed
+    } else {
+        Stop::Run(anyhow::Error::new(e).context("cannot write to standard output"))
+    }
+}
+
+/// Write `text` to standard output (`print!` would panic on a closed pipe).
+fn print(text: &str) -> Result<(), Stop> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(output_stop)
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    shown.join(", ")
+}
