@@ -31,6 +31,9 @@ pub struct TestGateway {
     pub base: String,
     /// `http://127.0.0.1:PORT` of the admin listener.
     pub admin: String,
+    /// The directory the configuration is read from: relative paths (the
+    /// audit trail's `audit/`, by default) resolve here.
+    pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -39,10 +42,17 @@ impl TestGateway {
     /// Start a gateway from configuration text without `[listen]` (both
     /// listeners are bound to loopback port 0).
     pub async fn spawn(config: &str) -> TestGateway {
+        TestGateway::spawn_with_registry(config, prometheus::Registry::new()).await
+    }
+
+    /// [`TestGateway::spawn`], with metrics on `registry`.
+    pub async fn spawn_with_registry(config: &str, registry: prometheus::Registry) -> TestGateway {
+        let dir = tempfile::tempdir().unwrap();
         let text = format!("[listen]\npublic = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n{config}");
-        let loaded = tollgate_config::load_str(Path::new("test.toml"), &text, &tollgate_config::ProcessEnvironment)
+        let path = dir.path().join("test.toml");
+        let loaded = tollgate_config::load_str(&path, &text, &tollgate_config::ProcessEnvironment)
             .unwrap_or_else(|e| panic!("test config is invalid:\n{e}"));
-        let gateway = tollgate_server::Gateway::new(&loaded, prometheus::Registry::new()).unwrap();
+        let gateway = tollgate_server::Gateway::new(&loaded, registry).unwrap();
         let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", public.local_addr().unwrap());
@@ -54,6 +64,7 @@ impl TestGateway {
         TestGateway {
             base,
             admin: admin_base,
+            dir,
             stop: Some(tx),
             task: Some(task),
         }
@@ -73,10 +84,21 @@ impl TestGateway {
 
     /// Shut down and wait for the drain to finish.
     pub async fn stop(mut self) {
+        self.shutdown().await;
+    }
+
+    /// Shut down and wait for the drain (and the audit trail's last sync),
+    /// keeping the directory for inspection.
+    pub async fn shutdown(&mut self) {
         self.begin_shutdown();
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+    }
+
+    /// The default audit directory (`[audit] directory` unset).
+    pub fn audit_dir(&self) -> PathBuf {
+        self.dir.path().join("audit")
     }
 }
 
@@ -272,4 +294,36 @@ pub async fn assert_rpc_error(
     assert_eq!(body["error"]["code"], code, "{body}");
     assert_eq!(body["id"], id, "{body}");
     body
+}
+
+/// The JSON-RPC message of an answer, JSON or SSE (the last `data:` event
+/// that carries an `id`).
+pub async fn rpc_message(res: reqwest::Response) -> serde_json::Value {
+    let sse = res
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let text = res.text().await.unwrap();
+    if !sse {
+        return serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    }
+    text.lines()
+        .rev()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in the stream: {text}"))
+}
+
+/// A policy directory for a test: the repository's schema and `policies`
+/// as `test.cedar`.
+pub fn policy_dir(policies: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo_root().join("policies/schema.cedarschema"),
+        dir.path().join("schema.cedarschema"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("test.cedar"), policies).unwrap();
+    dir
 }

@@ -41,6 +41,9 @@ pub enum ErrorKind {
     /// The token cannot be checked now: its issuer's keys were never
     /// loaded, or its introspection endpoint fails.
     AuthUnavailable,
+    /// The policies deny the call: answered like an unknown tool, prompt or
+    /// resource so that a caller cannot probe for hidden names.
+    PolicyDenied,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -55,13 +58,19 @@ pub enum ErrorKind {
     UpstreamUnavailable,
     /// The upstream did not answer within the configured time.
     UpstreamTimeout,
+    /// A list response could not be filtered by policy (unparsable or too
+    /// large): the caller gets an error, never the unfiltered list.
+    ListUnfilterable,
+    /// Strict audit: the call's record could not be made durable, so the
+    /// call is refused (fail closed).
+    AuditUnavailable,
     /// A bug or an unexpected internal failure.
     Internal,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -74,6 +83,7 @@ impl ErrorKind {
         ErrorKind::Unauthenticated,
         ErrorKind::InsufficientScope,
         ErrorKind::AuthUnavailable,
+        ErrorKind::PolicyDenied,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -81,6 +91,8 @@ impl ErrorKind {
         ErrorKind::ShuttingDown,
         ErrorKind::UpstreamUnavailable,
         ErrorKind::UpstreamTimeout,
+        ErrorKind::ListUnfilterable,
+        ErrorKind::AuditUnavailable,
         ErrorKind::Internal,
     ];
 
@@ -99,6 +111,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated => "unauthenticated",
             ErrorKind::InsufficientScope => "insufficient_scope",
             ErrorKind::AuthUnavailable => "auth_unavailable",
+            ErrorKind::PolicyDenied => "policy_denied",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",
@@ -106,6 +119,8 @@ impl ErrorKind {
             ErrorKind::ShuttingDown => "shutting_down",
             ErrorKind::UpstreamUnavailable => "upstream_unavailable",
             ErrorKind::UpstreamTimeout => "upstream_timeout",
+            ErrorKind::ListUnfilterable => "list_unfilterable",
+            ErrorKind::AuditUnavailable => "audit_unavailable",
             ErrorKind::Internal => "internal",
         }
     }

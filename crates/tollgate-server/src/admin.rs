@@ -1,4 +1,5 @@
-//! The admin listener: `/healthz`, `/readyz` and `/metrics`.
+//! The admin listener: `/healthz`, `/readyz` (serving, issuer keys loaded,
+//! and in strict audit mode a healthy audit sink) and `/metrics`.
 //!
 //! Kept off the public listener so that operations endpoints are never
 //! exposed with MCP traffic.
@@ -38,6 +39,9 @@ pub(crate) struct AdminState {
     pub(crate) registry: Registry,
     /// Ready also requires every issuer's keys to have loaded once.
     pub(crate) authn: Option<Arc<Authenticator>>,
+    /// In strict durability, ready also requires a healthy audit sink
+    /// (calls would be refused otherwise).
+    pub(crate) audit: tollgate_audit::AuditHandle,
 }
 
 /// The admin router. With the development issuer enabled, it also serves
@@ -65,7 +69,8 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
 }
 
 async fn readyz(State(s): State<AdminState>) -> impl IntoResponse {
-    if s.ready.get() && s.authn.as_ref().is_none_or(|a| a.is_ready()) {
+    let audit_ok = s.audit.durability() != tollgate_audit::Durability::Strict || s.audit.is_healthy();
+    if s.ready.get() && audit_ok && s.authn.as_ref().is_none_or(|a| a.is_ready()) {
         (StatusCode::OK, "ready\n")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")

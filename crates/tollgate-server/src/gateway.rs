@@ -7,11 +7,16 @@ use axum::Router;
 use prometheus::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tollgate_audit::{RouteAudit, TokenEstimator};
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer, ProtectedResource};
 use tollgate_config::{Loaded, read_or_create_file};
+use tollgate_core::{Principal, PrincipalKind};
+use tollgate_policy::PolicyEngine;
 
 use crate::admin::{self, Readiness};
+use crate::metrics::{CallMetrics, StatusCollector};
 use crate::serve::{ServeOptions, serve};
+use crate::services::{self, Background};
 use crate::upstream::{Upstream, UpstreamError};
 use crate::{Metrics, Sealer, Shared, stack};
 
@@ -31,6 +36,12 @@ pub enum GatewayError {
     /// Authentication or the credential broker could not be set up.
     #[error("authentication setup: {0}")]
     Auth(String),
+    /// The policy directory is invalid.
+    #[error("policies: {0}")]
+    Policy(String),
+    /// The audit trail could not be opened.
+    #[error("audit: {0}")]
+    Audit(String),
 }
 
 /// A gateway built from configuration, ready to serve.
@@ -41,6 +52,7 @@ pub struct Gateway {
     ready: Readiness,
     authn: Option<Arc<Authenticator>>,
     options: ServeOptions,
+    background: Background,
 }
 
 impl Gateway {
@@ -60,6 +72,7 @@ impl Gateway {
         for server in &config.servers {
             let mut up = Upstream::from_config(server, &config.timeouts)?;
             up.resource = ProtectedResource::from_config(config, server, &issuers).map_err(auth_err)?;
+            up.audit = RouteAudit::from_config(server, &config.audit);
             upstreams.push(Arc::new(up));
         }
         let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
@@ -69,29 +82,49 @@ impl Gateway {
             );
         }
         let authenticated = upstreams.iter().any(|u| u.resource.is_some());
+        let authn = authenticated.then_some(authn);
+        let policy = policy_engine(loaded)?;
+        let (audit, worker) = services::audit_sink(loaded, &registry)?;
+        registry.register(Box::new(StatusCollector::new(
+            audit.clone(),
+            policy.clone(),
+            authn.clone(),
+        )?))?;
         let shared = Arc::new(Shared {
             limits: config.limits.clone(),
-            authn: authenticated.then(|| authn.clone()),
+            authn: authn.clone(),
             broker: CredentialBroker::new(config, &loaded.auth_secrets).map_err(auth_err)?,
             sealer: Sealer::new(&keys, config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
             metrics: Metrics::register(&registry)?,
+            calls: CallMetrics::register(&registry)?,
+            policy: policy.clone(),
+            anonymous: Arc::new(anonymous()),
+            catalog: crate::catalog::Catalog::default(),
+            audit: audit.clone(),
+            estimator: TokenEstimator::from_config(&config.audit),
         });
         let origins: Arc<[String]> = config.security.allowed_origins.clone().into();
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),
             registry,
-            authn: authenticated.then(|| authn.clone()),
+            authn: authn.clone(),
+            audit,
         };
         Ok(Gateway {
             public: stack::build(shared, &upstreams, origins),
             admin: admin::router(admin_state, dev.as_ref()),
             ready,
-            authn: authenticated.then_some(authn),
+            authn,
             options: ServeOptions {
                 max_header_bytes: config.limits.max_header_bytes,
                 header_read_timeout: config.limits.header_read_timeout,
                 grace: config.shutdown.grace,
+            },
+            background: Background {
+                policy,
+                watch_policies: config.policy.watch,
+                audit_worker: worker,
             },
         })
     }
@@ -116,6 +149,7 @@ impl Gateway {
         // Keys are fetched in the background: the gateway serves (and
         // reports not ready) while an issuer is unreachable.
         let _refresh = self.authn.as_ref().map(|a| a.spawn_refresh());
+        let running = self.background.start();
         let ready = self.ready.clone();
         ready.set(true);
         let public_stop = async move {
@@ -127,6 +161,37 @@ impl Gateway {
         let _ = stop_tx.send(true);
         let _ = admin_task.await;
         drop(stop_rx);
+        running.stop().await;
+    }
+}
+
+/// The policy engine of `[policy]`, or `None` when no directory is set.
+fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayError> {
+    let Some(settings) = tollgate_policy::Settings::from_config(&loaded.config, &loaded.path) else {
+        tracing::warn!("no [policy] dir configured: every authenticated call is allowed");
+        return Ok(None);
+    };
+    let engine = PolicyEngine::load(settings).map_err(|e| GatewayError::Policy(e.to_string()))?;
+    let status = engine.status();
+    tracing::info!(dir = %status.dir.display(), policies = status.policies, "policies loaded");
+    Ok(Some(Arc::new(engine)))
+}
+
+/// The principal of calls on routes without authentication, so that
+/// policies can still decide them (`Tollgate::Service::"anonymous"`).
+fn anonymous() -> Principal {
+    Principal {
+        issuer: String::new(),
+        subject: "anonymous".into(),
+        client_id: None,
+        token_id: None,
+        audience: Vec::new(),
+        groups: Vec::new(),
+        team: None,
+        cost_center: None,
+        scopes: Vec::new(),
+        expires_at: u64::MAX,
+        kind: PrincipalKind::Service,
     }
 }
 

@@ -43,7 +43,7 @@ pub(crate) async fn authenticate(
 
 /// The response for a refused token: status and JSON-RPC body from the
 /// error class, plus the challenge. The reason goes to the log only.
-fn refusal(resource: &ProtectedResource, err: &AuthError) -> Response {
+pub(crate) fn refusal(resource: &ProtectedResource, err: &AuthError) -> Response {
     tracing::info!(resource = %resource.resource(), reason = %err, "caller refused");
     let message = match err.kind() {
         tollgate_core::ErrorKind::InsufficientScope => "Forbidden: insufficient scope",

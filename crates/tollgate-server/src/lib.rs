@@ -7,20 +7,27 @@
 //! It combines the lower crates; none of them depends on it.
 
 mod admin;
+mod audit;
+mod authorize;
 mod body;
+mod catalog;
 mod forward;
 mod gateway;
 mod guard;
 mod handler;
 mod identity;
+mod lists;
+mod metered;
 mod metrics;
 pub mod rescue;
 mod serve;
+mod services;
 mod session;
 pub mod stack;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayError};
+pub use handler::ClientAddr;
 pub use metrics::Metrics;
 pub use serve::{ServeOptions, serve};
 pub use session::{Sealer, SessionClaims, SessionError};
@@ -39,6 +46,18 @@ pub(crate) struct Shared {
     pub(crate) broker: tollgate_auth::CredentialBroker,
     pub(crate) sealer: Sealer,
     pub(crate) metrics: Metrics,
+    /// Per-call metrics.
+    pub(crate) calls: metrics::CallMetrics,
+    /// Cedar policies; `None` when `[policy] dir` is unset.
+    pub(crate) policy: Option<Arc<tollgate_policy::PolicyEngine>>,
+    /// Who calls on an open route, for policies.
+    pub(crate) anonymous: Arc<tollgate_core::Principal>,
+    /// Tools learned from list answers.
+    pub(crate) catalog: catalog::Catalog,
+    /// The audit sink.
+    pub(crate) audit: tollgate_audit::AuditHandle,
+    /// Tokens from response bytes.
+    pub(crate) estimator: tollgate_audit::TokenEstimator,
 }
 
 /// Labels the handler leaves on its response for the metrics layer.

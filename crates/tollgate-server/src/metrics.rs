@@ -1,8 +1,16 @@
-//! Request metrics, registered on an injected Prometheus registry.
+//! Request metrics, registered on an injected Prometheus registry: HTTP
+//! requests here, per-call metrics in `calls`, scrape-time status gauges in
+//! `status`. `docs/metrics.md` lists them all; a test keeps it in sync.
 //!
 //! Label values come from configuration (route names) or from bounded enums
 //! (MCP method families, HTTP status codes), so cardinality is bounded: an
 //! unknown route is counted as `other`.
+
+mod calls;
+mod status;
+
+pub(crate) use calls::CallMetrics;
+pub(crate) use status::StatusCollector;
 
 use std::time::Duration;
 
@@ -21,7 +29,7 @@ pub struct Metrics {
 }
 
 /// Buckets for request durations, in seconds: 100 µs to 60 s.
-const BUCKETS: &[f64] = &[
+pub(crate) const BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
 

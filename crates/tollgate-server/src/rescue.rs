@@ -29,6 +29,7 @@ pub fn status_and_code(kind: ErrorKind) -> (StatusCode, i32) {
         ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, -32000),
         ErrorKind::InsufficientScope => (StatusCode::FORBIDDEN, -32000),
         ErrorKind::AuthUnavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000),
+        ErrorKind::PolicyDenied => (StatusCode::OK, -32602),
         ErrorKind::HeadersTooLarge => (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, -32000),
         ErrorKind::BodyTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32000),
         ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32000),
@@ -36,6 +37,8 @@ pub fn status_and_code(kind: ErrorKind) -> (StatusCode, i32) {
         ErrorKind::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, -32000),
         ErrorKind::UpstreamUnavailable => (StatusCode::BAD_GATEWAY, -32001),
         ErrorKind::UpstreamTimeout => (StatusCode::GATEWAY_TIMEOUT, -32004),
+        ErrorKind::ListUnfilterable => (StatusCode::BAD_GATEWAY, -32001),
+        ErrorKind::AuditUnavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000),
         ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603),
     }
 }
@@ -49,7 +52,7 @@ pub fn error_response(err: &McpError) -> Response {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if matches!(
         err.kind,
-        ErrorKind::Overloaded | ErrorKind::ShuttingDown | ErrorKind::AuthUnavailable
+        ErrorKind::Overloaded | ErrorKind::ShuttingDown | ErrorKind::AuthUnavailable | ErrorKind::AuditUnavailable
     ) {
         headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }

@@ -5,11 +5,16 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
+use http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+use crate::handler::ClientAddr;
 
 /// Connection-level settings.
 #[derive(Debug, Clone, Copy)]
@@ -30,7 +35,6 @@ pub struct ServeOptions {
 pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, shutdown: impl Future<Output = ()>) {
     let builder = builder(&opts);
     let graceful = GracefulShutdown::new();
-    let service = TowerToHyperService::new(router);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -47,9 +51,12 @@ pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, sh
             },
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), service.clone())
-            .into_owned();
+        // Each request learns the peer address (policies' `client_ip`).
+        let service = TowerToHyperService::new(router.clone().map_request(move |mut req: Request<Incoming>| {
+            req.extensions_mut().insert(ClientAddr(peer));
+            req
+        }));
+        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

@@ -46,6 +46,8 @@ pub struct Upstream {
     pub(crate) resource: Option<tollgate_auth::ProtectedResource>,
     /// The pooled client.
     pub(crate) client: UpstreamClient,
+    /// What the audit records of this route say about the upstream.
+    pub(crate) audit: tollgate_audit::RouteAudit,
 }
 
 /// Why an upstream could not be set up.
@@ -110,6 +112,7 @@ impl Upstream {
             http: server.http,
             resource: None,
             client,
+            audit: tollgate_audit::RouteAudit::from_config(server, &tollgate_config::Audit::default()),
         })
     }
 

@@ -1,0 +1,290 @@
+//! Step 13 of the request path: the audit record and the usage metrics of
+//! each call.
+//!
+//! The handler fills a [`CallAudit`] as the request goes (principal, era,
+//! the messages and their policy decisions, whether it was forwarded) and
+//! hands it the response; the response body is then metered as it streams
+//! ([`crate::metered`]) and, when it ends or the client goes away, one
+//! record per JSON-RPC request (per element of a batch) goes to the audit
+//! sink and the usage metrics are updated. In strict durability the
+//! handler also writes a `forwarding` record and waits for it to be on
+//! disk before anything is forwarded ([`CallAudit::before_forwarding`]).
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::body::Body;
+use axum::response::Response;
+use tokio::time::Instant;
+use tollgate_audit::{CallRecord, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
+use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
+use tollgate_mcp::{Call, McpError};
+use tollgate_policy::Decision;
+
+use crate::metered::{MeteredBody, Metering, Sent};
+use crate::rescue::status_and_code;
+use crate::{Shared, Upstream};
+
+/// One JSON-RPC message of the request, as audited.
+#[derive(Debug, Clone)]
+pub(crate) struct Element {
+    pub(crate) jsonrpc_id: Option<String>,
+    pub(crate) method: String,
+    pub(crate) name: Option<String>,
+    pub(crate) decision: Option<Decision>,
+}
+
+impl Element {
+    /// A GET stream or session DELETE, audited under its HTTP method.
+    pub(crate) fn http(method: &str) -> Element {
+        Element {
+            jsonrpc_id: None,
+            method: method.to_owned(),
+            name: None,
+            decision: None,
+        }
+    }
+}
+
+/// What is known of a request so far; becomes its audit records.
+pub(crate) struct CallAudit {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) up: Arc<Upstream>,
+    pub(crate) start: Instant,
+    time: SystemTime,
+    request_id: String,
+    pub(crate) client_ip: Option<IpAddr>,
+    pub(crate) principal: Option<Arc<Principal>>,
+    pub(crate) era: Option<Era>,
+    pub(crate) version: Option<&'static str>,
+    pub(crate) elements: Vec<Element>,
+    pub(crate) bytes_in: u64,
+    pub(crate) trace_id: Option<String>,
+    pub(crate) forwarded: bool,
+    pub(crate) ttfb: Option<Duration>,
+    /// The method family when it is not that of the first message (GET
+    /// streams, session DELETEs).
+    pub(crate) family: Option<McpMethod>,
+}
+
+impl CallAudit {
+    /// Start the record of a request received now.
+    pub(crate) fn start(shared: Arc<Shared>, up: Arc<Upstream>, request_id: String, client_ip: Option<IpAddr>) -> Self {
+        CallAudit {
+            shared,
+            up,
+            start: Instant::now(),
+            time: SystemTime::now(),
+            request_id,
+            client_ip,
+            principal: None,
+            era: None,
+            version: None,
+            elements: Vec::new(),
+            bytes_in: 0,
+            trace_id: None,
+            forwarded: false,
+            ttfb: None,
+            family: None,
+        }
+    }
+
+    /// Note the classified call: era, version, messages, trace context.
+    pub(crate) fn classified(&mut self, call: &Call, http_traceparent: Option<&str>) {
+        self.era = Some(call.era);
+        self.version = call.version.map(|v| v.as_str());
+        self.elements = call
+            .messages
+            .iter()
+            .map(|m| Element {
+                jsonrpc_id: m.id.as_ref().map(|id| id.as_json().to_owned()),
+                method: m.method.clone(),
+                name: m.name.clone(),
+                decision: None,
+            })
+            .collect();
+        let traceparent = call.messages.iter().find_map(|m| m.traceparent.as_deref());
+        self.trace_id = traceparent.or(http_traceparent).and_then(trace_id);
+    }
+
+    /// Note the policy decisions, in message order.
+    pub(crate) fn decided(&mut self, decisions: Vec<Option<Decision>>) {
+        for (e, d) in self.elements.iter_mut().zip(decisions) {
+            e.decision = d;
+        }
+    }
+
+    /// The method family of the request, for metrics.
+    pub(crate) fn family(&self) -> McpMethod {
+        if let Some(f) = self.family {
+            return f;
+        }
+        self.elements.first().map_or(McpMethod::Other, |e| {
+            if e.method.is_empty() {
+                McpMethod::Response
+            } else {
+                McpMethod::from_name(&e.method)
+            }
+        })
+    }
+
+    /// Strict durability: write a `forwarding` record per message and wait
+    /// until it is on disk.
+    ///
+    /// # Errors
+    ///
+    /// `audit_unavailable` when a record could not be made durable.
+    pub(crate) async fn before_forwarding(&self) -> Result<(), McpError> {
+        let sink = &self.shared.audit;
+        if sink.durability() != Durability::Strict {
+            return Ok(());
+        }
+        for rec in self.records(Phase::Forwarding, &Sent::default()) {
+            if let Err(e) = sink.record_durable(rec).await {
+                tracing::error!(error = %e, route = %self.up.name, "audit record not durable: call refused");
+                return Err(McpError::new(ErrorKind::AuditUnavailable, "Audit trail unavailable"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Wrap the response so that its records are written when its body
+    /// ends.
+    pub(crate) fn attach(self, res: Response) -> Response {
+        let kind = res.extensions().get::<ErrorKind>().copied();
+        let status = res.status().as_u16();
+        let sse = res
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        let tee = self.forwarded && kind.is_none();
+        let metering = Metering::new(self, status, kind, sse, tee);
+        res.map(|body| Body::new(MeteredBody::new(body, metering)))
+    }
+
+    /// Write the records of the finished request and update the metrics.
+    pub(crate) fn finish(&self, sent: &Sent) {
+        let elapsed = self.start.elapsed();
+        let m = &self.shared.calls;
+        let route = &*self.up.label;
+        let team = self.principal.as_ref().and_then(|p| p.team.as_deref());
+        m.transferred(route, self.family(), team, self.bytes_in, sent.bytes);
+        if let Some(ttfb) = self.ttfb {
+            m.first_byte(route, self.family(), ttfb);
+        }
+        for e in self.elements_or_one().iter() {
+            let tool = (e.method == "tools/call").then_some(e.name.as_deref()).flatten();
+            let tool = tool.filter(|t| self.shared.catalog.knows(&self.up.name, t));
+            m.operation(route, &e.method, tool, sent.outcome(&e.decision), team, elapsed);
+        }
+        for rec in self.records(Phase::Complete, sent) {
+            if self.shared.audit.record(rec) == Recorded::Dropped {
+                tracing::warn!(route = %self.up.name, "audit record dropped: queue full");
+            }
+        }
+    }
+
+    fn elements_or_one(&self) -> Cow<'_, [Element]> {
+        if self.elements.is_empty() {
+            Cow::Owned(vec![Element::http("")])
+        } else {
+            Cow::Borrowed(&self.elements)
+        }
+    }
+
+    /// One record per message (one for a request that was never
+    /// classified); sizes are shared out evenly across a batch.
+    fn records(&self, phase: Phase, sent: &Sent) -> Vec<CallRecord> {
+        let elements = self.elements_or_one();
+        let n = elements.len() as u64;
+        let estimator = &self.shared.estimator;
+        elements
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let share = |total: u64| total / n + u64::from(i == 0) * (total % n);
+                let mut rec = self.up.audit.record(self.time, self.request_id.clone());
+                rec.phase = phase;
+                rec.batch_index = (n > 1).then(|| u32::try_from(i).unwrap_or(u32::MAX));
+                rec.jsonrpc_id.clone_from(&e.jsonrpc_id);
+                rec.trace_id.clone_from(&self.trace_id);
+                rec.principal.clone_from(&self.principal);
+                rec.era = self.era;
+                rec.protocol_version = self.version.map(Cow::Borrowed);
+                rec.method = (!e.method.is_empty()).then(|| Cow::Owned(e.method.clone()));
+                rec.name.clone_from(&e.name);
+                rec.decision = audited(self.shared.policy.is_some(), e.decision.as_ref());
+                if !self.forwarded && phase == Phase::Complete {
+                    rec.credential = tollgate_audit::CredentialKind::None;
+                }
+                if phase == Phase::Complete {
+                    rec.status = Some(sent.status);
+                    rec.rpc_error = sent.rpc_error(e.jsonrpc_id.as_deref());
+                    rec.error = sent.kind.map(|k| Cow::Borrowed(k.as_str()));
+                    (rec.bytes_in, rec.bytes_out) = (share(self.bytes_in), share(sent.bytes));
+                    rec.tokens = estimator.estimate(rec.bytes_out);
+                    rec.catalog = tollgate_audit::is_catalog(McpMethod::from_name(&e.method));
+                    if let Some(t) = self.ttfb {
+                        rec.set_ttfb(t);
+                    }
+                    rec.set_duration(self.start.elapsed());
+                } else {
+                    rec.bytes_in = share(self.bytes_in);
+                }
+                rec
+            })
+            .collect()
+    }
+}
+
+/// The JSON-RPC code of a gateway error kind.
+pub(crate) fn rpc_code(kind: ErrorKind) -> i64 {
+    i64::from(status_and_code(kind).1)
+}
+
+/// The audited form of a policy decision.
+fn audited(policy: bool, d: Option<&Decision>) -> Audited {
+    let Some(d) = d.filter(|_| policy) else {
+        return Audited::default();
+    };
+    Audited {
+        outcome: match (d.allowed, d.enforced) {
+            (true, _) => Outcome::Allow,
+            (false, true) => Outcome::Deny,
+            (false, false) => Outcome::ObserveDeny,
+        },
+        mode: if d.enforced {
+            PolicyMode::Enforce
+        } else {
+            PolicyMode::Observe
+        },
+        policies: d.determining_policy_ids.clone(),
+        reason: Some(Cow::Borrowed(d.reason.as_str())),
+    }
+}
+
+/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
+pub(crate) fn trace_id(traceparent: &str) -> Option<String> {
+    let mut parts = traceparent.trim().split('-');
+    let (_version, id) = (parts.next()?, parts.next()?);
+    let ok = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && id.bytes().any(|b| b != b'0');
+    ok.then(|| id.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_come_from_valid_traceparents_only() {
+        let tp = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
+        assert_eq!(trace_id(tp).as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
+        assert_eq!(
+            trace_id("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+            None
+        );
+        assert_eq!(trace_id("garbage"), None);
+    }
+}

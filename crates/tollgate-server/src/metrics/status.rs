@@ -1,0 +1,139 @@
+//! Metrics read when Prometheus scrapes: the audit sink's queue and
+//! counters, the policy set in force and its reloads, and whether the
+//! token issuers' keys are loaded. Nothing on the request path touches
+//! them.
+
+use std::sync::Arc;
+
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
+use prometheus::{IntGauge, IntGaugeVec, Opts};
+use tollgate_audit::AuditHandle;
+use tollgate_auth::Authenticator;
+use tollgate_policy::PolicyEngine;
+
+/// Collects the status gauges at scrape time.
+pub(crate) struct StatusCollector {
+    audit: AuditHandle,
+    policy: Option<Arc<PolicyEngine>>,
+    authn: Option<Arc<Authenticator>>,
+    gauges: Vec<IntGauge>,
+    audit_counters: IntGaugeVec,
+    descs: Vec<Desc>,
+}
+
+/// Index of each gauge in [`StatusCollector::gauges`].
+const QUEUE_DEPTH: usize = 0;
+const QUEUE_CAPACITY: usize = 1;
+const AUDIT_HEALTHY: usize = 2;
+const POLICY_GENERATION: usize = 3;
+const POLICY_COUNT: usize = 4;
+const POLICY_RELOADS: usize = 5;
+const POLICY_FAILURES: usize = 6;
+const POLICY_LAST_OK: usize = 7;
+const AUTH_KEYS_READY: usize = 8;
+
+const GAUGES: [(&str, &str); 9] = [
+    ("tollgate_audit_queue_depth", "Audit records waiting for the writer."),
+    ("tollgate_audit_queue_capacity", "Bound of the audit queue."),
+    (
+        "tollgate_audit_healthy",
+        "1 when the last audit write and sync succeeded.",
+    ),
+    (
+        "tollgate_policy_generation",
+        "Generation of the policy set in force (1 = loaded at start).",
+    ),
+    ("tollgate_policy_count", "Policies in force."),
+    ("tollgate_policy_reloads", "Successful policy reloads since start."),
+    (
+        "tollgate_policy_reload_failures",
+        "Refused policy reloads (invalid sets) since start.",
+    ),
+    (
+        "tollgate_policy_last_reload_success",
+        "1 unless the last reload attempt was refused.",
+    ),
+    (
+        "tollgate_auth_keys_ready",
+        "1 when every configured token issuer's keys are loaded.",
+    ),
+];
+
+impl StatusCollector {
+    pub(crate) fn new(
+        audit: AuditHandle,
+        policy: Option<Arc<PolicyEngine>>,
+        authn: Option<Arc<Authenticator>>,
+    ) -> prometheus::Result<StatusCollector> {
+        let gauges = GAUGES
+            .iter()
+            .map(|(name, help)| IntGauge::new(*name, *help))
+            .collect::<prometheus::Result<Vec<_>>>()?;
+        let audit_counters = IntGaugeVec::new(
+            Opts::new(
+                "tollgate_audit_records",
+                "Audit sink totals since start, by kind: written, dropped (queue full), write_errors, commits, otlp_exported, otlp_dropped.",
+            ),
+            &["kind"],
+        )?;
+        let mut descs: Vec<Desc> = gauges.iter().flat_map(|g| g.desc().into_iter().cloned()).collect();
+        descs.extend(audit_counters.desc().into_iter().cloned());
+        Ok(StatusCollector {
+            audit,
+            policy,
+            authn,
+            gauges,
+            audit_counters,
+            descs,
+        })
+    }
+
+    fn set(&self, i: usize, v: impl TryInto<i64>) {
+        if let Some(g) = self.gauges.get(i) {
+            g.set(v.try_into().unwrap_or(i64::MAX));
+        }
+    }
+
+    fn refresh(&self) {
+        let a = self.audit.stats();
+        self.set(QUEUE_DEPTH, a.queue_depth);
+        self.set(QUEUE_CAPACITY, a.queue_capacity);
+        self.set(AUDIT_HEALTHY, i64::from(a.healthy));
+        for (kind, v) in [
+            ("written", a.written),
+            ("dropped", a.dropped),
+            ("write_errors", a.write_errors),
+            ("commits", a.commits),
+            ("otlp_exported", a.otlp_exported),
+            ("otlp_dropped", a.otlp_dropped),
+        ] {
+            self.audit_counters
+                .with_label_values(&[kind])
+                .set(i64::try_from(v).unwrap_or(i64::MAX));
+        }
+        if let Some(p) = &self.policy {
+            let s = p.status();
+            self.set(POLICY_GENERATION, s.generation);
+            self.set(POLICY_COUNT, s.policies);
+            self.set(POLICY_RELOADS, s.reloads);
+            self.set(POLICY_FAILURES, s.reload_failures);
+            self.set(POLICY_LAST_OK, i64::from(s.last_error.is_none()));
+        }
+        let ready = self.authn.as_ref().is_none_or(|a| a.is_ready());
+        self.set(AUTH_KEYS_READY, i64::from(ready));
+    }
+}
+
+impl Collector for StatusCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        self.refresh();
+        let mut out: Vec<MetricFamily> = self.gauges.iter().flat_map(Collector::collect).collect();
+        out.extend(self.audit_counters.collect());
+        out
+    }
+}

@@ -1,0 +1,119 @@
+//! What runs beside the listeners: the audit writer (opened at start,
+//! closed after the drain so the last records reach the disk), the policy
+//! directory watcher, and the SIGHUP handler that reloads the policies.
+
+use std::sync::Arc;
+
+use prometheus::{HistogramOpts, HistogramVec, Registry};
+use tokio::task::JoinHandle;
+use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, Commit, CommitObserver, SinkSettings};
+use tollgate_config::Loaded;
+use tollgate_policy::{PolicyEngine, PolicyWatcher};
+
+use crate::gateway::GatewayError;
+
+/// Buckets for audit write latencies, in seconds: 50 µs to 5 s.
+const AUDIT_BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
+];
+
+/// Open the audit trail of `[audit]` (a disabled handle when `enabled =
+/// false`), with its commit latencies observed on `registry`.
+///
+/// # Errors
+///
+/// The directory or first file cannot be created.
+pub(crate) fn audit_sink(
+    loaded: &Loaded,
+    registry: &Registry,
+) -> Result<(AuditHandle, Option<AuditWorker>), GatewayError> {
+    let audit = &loaded.config.audit;
+    if !audit.enabled {
+        tracing::warn!("[audit] enabled = false: no audit trail is written");
+        return Ok((AuditHandle::disabled(), None));
+    }
+    let latency = HistogramVec::new(
+        HistogramOpts::new(
+            "tollgate_audit_write_seconds",
+            "Audit writes: `sync` is each fdatasync, `record` the time from queueing a record to durable.",
+        )
+        .buckets(AUDIT_BUCKETS.to_vec()),
+        &["stage"],
+    )?;
+    registry.register(Box::new(latency.clone()))?;
+    let observer: CommitObserver = Arc::new(move |c: &Commit| {
+        latency.with_label_values(&["sync"]).observe(c.sync.as_secs_f64());
+        latency.with_label_values(&["record"]).observe(c.oldest.as_secs_f64());
+    });
+    let mut settings = SinkSettings::from_config(audit, &loaded.path);
+    settings.observer = Some(observer);
+    let dir = settings.directory.clone();
+    let (handle, worker) = AuditSink::start(settings).map_err(|e| GatewayError::Audit(e.to_string()))?;
+    tracing::info!(dir = %dir.display(), durability = ?handle.durability(), "audit trail open");
+    Ok((handle, Some(worker)))
+}
+
+/// The background services, before the gateway runs.
+#[derive(Debug)]
+pub(crate) struct Background {
+    pub(crate) policy: Option<Arc<PolicyEngine>>,
+    pub(crate) watch_policies: bool,
+    pub(crate) audit_worker: Option<AuditWorker>,
+}
+
+/// The background services while the gateway runs.
+pub(crate) struct Running {
+    _watcher: Option<PolicyWatcher>,
+    sighup: Option<JoinHandle<()>>,
+    audit_worker: Option<AuditWorker>,
+}
+
+impl Background {
+    /// Start watching the policies and listening for SIGHUP.
+    pub(crate) fn start(self) -> Running {
+        let watcher = self.policy.as_ref().filter(|_| self.watch_policies).and_then(|p| {
+            p.watch()
+                .map_err(|e| tracing::error!(error = %e, "policy directory not watched; reload with SIGHUP"))
+                .ok()
+        });
+        Running {
+            _watcher: watcher,
+            sighup: self.policy.map(|p| tokio::spawn(reload_on_sighup(p))),
+            audit_worker: self.audit_worker,
+        }
+    }
+}
+
+impl Running {
+    /// Stop the services; the audit writer drains and syncs first.
+    pub(crate) async fn stop(self) {
+        if let Some(task) = self.sighup {
+            task.abort();
+        }
+        if let Some(worker) = self.audit_worker
+            && let Err(e) = worker.close().await
+        {
+            tracing::error!(error = %e, "audit trail not closed cleanly");
+        }
+    }
+}
+
+/// Reload the policies on each SIGHUP (the outcome is logged and counted by
+/// the engine).
+async fn reload_on_sighup(policy: Arc<PolicyEngine>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            tracing::warn!("SIGHUP handler not installed");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            tracing::info!("SIGHUP: reloading policies");
+            let p = policy.clone();
+            let _ = tokio::task::spawn_blocking(move || p.reload_configured()).await;
+        }
+    }
+    #[cfg(not(unix))]
+    drop(policy);
+}
