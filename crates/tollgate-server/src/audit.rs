@@ -22,6 +22,7 @@ use tollgate_audit::{CallRecord, Decision as Audited, Durability, Outcome, Phase
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::{Call, McpError};
 use tollgate_policy::Decision;
+use tollgate_telemetry::{ClientSpan, McpCall, ServerSpan};
 
 use crate::metered::{MeteredBody, Metering, Sent};
 use crate::rescue::status_and_code;
@@ -67,6 +68,10 @@ pub(crate) struct CallAudit {
     /// The method family when it is not that of the first message (GET
     /// streams, session DELETEs).
     pub(crate) family: Option<McpMethod>,
+    /// The request's server span, ended with the response body.
+    span: Option<ServerSpan>,
+    /// The upstream call's client span.
+    client: Option<ClientSpan>,
 }
 
 impl CallAudit {
@@ -88,10 +93,13 @@ impl CallAudit {
             forwarded: false,
             ttfb: None,
             family: None,
+            span: None,
+            client: None,
         }
     }
 
-    /// Note the classified call: era, version, messages, trace context.
+    /// Note the classified call (era, version, messages) and start its
+    /// server span, whose trace id the records carry.
     pub(crate) fn classified(&mut self, call: &Call, http_traceparent: Option<&str>) {
         self.era = Some(call.era);
         self.version = call.version.map(|v| v.as_str());
@@ -105,8 +113,47 @@ impl CallAudit {
                 decision: None,
             })
             .collect();
-        let traceparent = call.messages.iter().find_map(|m| m.traceparent.as_deref());
-        self.trace_id = traceparent.or(http_traceparent).and_then(trace_id);
+        let first = call.messages.first();
+        let up = self.up.clone();
+        let mcp = McpCall {
+            target: first.and_then(|m| m.name.as_deref()),
+            protocol_version: self.version,
+            request_id: first.and_then(|m| m.id.as_ref()).map(|id| id.as_json()),
+            meta_traceparent: call.messages.iter().find_map(|m| m.traceparent.as_deref()),
+            header_traceparent: http_traceparent,
+            started: Some(self.time),
+            ..McpCall::new(&up.name, first.map_or("", |m| m.method.as_str()), call.era)
+        };
+        self.start_span(&mcp);
+    }
+
+    /// Start the server span of a GET stream or session DELETE.
+    pub(crate) fn http_span(&mut self, method: &str, header_traceparent: Option<&str>) {
+        let up = self.up.clone();
+        self.start_span(&McpCall {
+            header_traceparent,
+            started: Some(self.time),
+            ..McpCall::new(&up.name, method, Era::Legacy)
+        });
+    }
+
+    /// Start the server span of the request.
+    fn start_span(&mut self, call: &McpCall<'_>) {
+        let span = self.shared.spans.server_span(call);
+        self.trace_id = span.trace_id().map(|t| t.to_string());
+        self.span = Some(span);
+    }
+
+    /// Start the client span of the upstream call; its `traceparent`
+    /// replaces the caller's in `headers`.
+    pub(crate) fn start_client_span(&mut self, headers: &mut http::HeaderMap) {
+        let Some(span) = &self.span else { return };
+        let client = span.client_span(&self.up.authority);
+        match client.traceparent() {
+            Some(tp) => headers.insert("traceparent", tp.header_value()),
+            None => headers.remove("traceparent"),
+        };
+        self.client = Some(client);
     }
 
     /// Note the policy decisions, in message order.
@@ -164,8 +211,10 @@ impl CallAudit {
         res.map(|body| Body::new(MeteredBody::new(body, metering)))
     }
 
-    /// Write the records of the finished request and update the metrics.
-    pub(crate) fn finish(&self, sent: &Sent) {
+    /// Write the records of the finished request, end its spans and update
+    /// the metrics.
+    pub(crate) fn finish(&mut self, sent: &Sent) {
+        self.end_spans(sent);
         let elapsed = self.start.elapsed();
         let m = &self.shared.calls;
         let route = &*self.up.label;
@@ -184,6 +233,23 @@ impl CallAudit {
                 tracing::warn!(route = %self.up.name, "audit record dropped: queue full");
             }
         }
+    }
+
+    fn end_spans(&mut self, sent: &Sent) {
+        if let Some(mut client) = self.client.take() {
+            match sent.kind.filter(|_| self.ttfb.is_none()) {
+                Some(kind) => client.set_error(kind.as_str(), "upstream call failed"),
+                None => client.set_http_status(sent.status),
+            }
+            client.end();
+        }
+        let Some(mut span) = self.span.take() else { return };
+        span.set_http_status(sent.status);
+        let first = self.elements.first().and_then(|e| e.jsonrpc_id.as_deref());
+        if let Some(code) = sent.rpc_error(first) {
+            span.set_jsonrpc_error(code, sent.kind.map_or("JSON-RPC error", ErrorKind::as_str));
+        }
+        span.end();
     }
 
     fn elements_or_one(&self) -> Cow<'_, [Element]> {
@@ -262,29 +328,5 @@ fn audited(policy: bool, d: Option<&Decision>) -> Audited {
         },
         policies: d.determining_policy_ids.clone(),
         reason: Some(Cow::Borrowed(d.reason.as_str())),
-    }
-}
-
-/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
-pub(crate) fn trace_id(traceparent: &str) -> Option<String> {
-    let mut parts = traceparent.trim().split('-');
-    let (_version, id) = (parts.next()?, parts.next()?);
-    let ok = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && id.bytes().any(|b| b != b'0');
-    ok.then(|| id.to_ascii_lowercase())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trace_ids_come_from_valid_traceparents_only() {
-        let tp = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
-        assert_eq!(trace_id(tp).as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
-        assert_eq!(
-            trace_id("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
-            None
-        );
-        assert_eq!(trace_id("garbage"), None);
     }
 }

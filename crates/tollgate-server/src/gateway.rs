@@ -12,6 +12,7 @@ use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer, ProtectedResourc
 use tollgate_config::{Loaded, read_or_create_file};
 use tollgate_core::{Principal, PrincipalKind};
 use tollgate_policy::PolicyEngine;
+use tollgate_telemetry::{Spans, TracingGuard};
 
 use crate::admin::{self, Readiness};
 use crate::metrics::{CallMetrics, StatusCollector};
@@ -42,6 +43,9 @@ pub enum GatewayError {
     /// The audit trail could not be opened.
     #[error("audit: {0}")]
     Audit(String),
+    /// The trace exporter could not be set up.
+    #[error("tracing: {0}")]
+    Tracing(String),
 }
 
 /// A gateway built from configuration, ready to serve.
@@ -85,6 +89,7 @@ impl Gateway {
         let authn = authenticated.then_some(authn);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
+        let tracing = TracingGuard::new(&config.tracing).map_err(|e| GatewayError::Tracing(e.to_string()))?;
         registry.register(Box::new(StatusCollector::new(
             audit.clone(),
             policy.clone(),
@@ -102,6 +107,7 @@ impl Gateway {
             catalog: crate::catalog::Catalog::default(),
             audit: audit.clone(),
             estimator: TokenEstimator::from_config(&config.audit),
+            spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
         });
         let origins: Arc<[String]> = config.security.allowed_origins.clone().into();
         let ready = Readiness::default();
@@ -125,6 +131,7 @@ impl Gateway {
                 policy,
                 watch_policies: config.policy.watch,
                 audit_worker: worker,
+                tracing,
             },
         })
     }

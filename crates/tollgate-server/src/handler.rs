@@ -79,6 +79,7 @@ async fn dispatch(shared: &Shared, up: &Upstream, parts: Parts, body: Body, audi
             audit.family = Some(family);
             audit.era = Some(Era::Legacy);
             audit.elements = vec![Element::http(parts.method.as_str())];
+            audit.http_span(parts.method.as_str(), traceparent(&parts));
             let principal = audit.principal.clone();
             let verdict = authorize_session(shared, up, principal.as_ref(), audit.client_ip, family);
             audit.decided(vec![verdict.decisions]);
@@ -103,6 +104,11 @@ fn labelled(mut res: Response, up: &Upstream, method: McpMethod) -> Response {
     res
 }
 
+/// The caller's W3C `traceparent` header.
+fn traceparent(parts: &Parts) -> Option<&str> {
+    parts.headers.get("traceparent").and_then(|v| v.to_str().ok())
+}
+
 /// The subject sessions are bound to (empty on an open route).
 fn subject(principal: Option<&Arc<Principal>>) -> &str {
     principal.map_or("", |p| p.subject.as_str())
@@ -111,8 +117,7 @@ fn subject(principal: Option<&Arc<Principal>>) -> &str {
 async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, audit: &mut CallAudit) -> Outcome {
     check_content_type(&parts)?;
     let (call, body) = classify(shared, up, &parts, body, audit).await?;
-    let traceparent = parts.headers.get("traceparent").and_then(|v| v.to_str().ok());
-    audit.classified(&call, traceparent);
+    audit.classified(&call, traceparent(&parts));
     let principal = audit.principal.clone();
     let verdict = authorize_call(shared, up, principal.as_ref(), &parts.headers, audit.client_ip, &call);
     audit.decided(verdict.decisions);
@@ -129,7 +134,7 @@ async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, audit: &
 async fn forward_call(
     shared: &Shared,
     up: &Upstream,
-    parts: Parts,
+    mut parts: Parts,
     body: Body,
     audit: &mut CallAudit,
     call: &Call,
@@ -148,6 +153,7 @@ async fn forward_call(
         .map_err(with_id)?;
     audit.before_forwarding().await.map_err(with_id)?;
     audit.forwarded = true;
+    audit.start_client_span(&mut parts.headers);
     let req = upstream_request(up, Method::POST, parts.headers, body, session, credential);
     let mut res = send(up, req).await.map_err(with_id)?;
     audit.ttfb = Some(audit.start.elapsed());
@@ -193,12 +199,19 @@ async fn classify(
     }
 }
 
-async fn session_request(shared: &Shared, up: &Upstream, parts: Parts, body: Body, audit: &mut CallAudit) -> Outcome {
+async fn session_request(
+    shared: &Shared,
+    up: &Upstream,
+    mut parts: Parts,
+    body: Body,
+    audit: &mut CallAudit,
+) -> Outcome {
     let principal = audit.principal.clone();
     let session = unseal(shared, up, &parts, principal.as_ref())?;
     let credential = upstream_credential(shared, up, &parts, principal.as_ref()).await?;
     audit.before_forwarding().await?;
     audit.forwarded = true;
+    audit.start_client_span(&mut parts.headers);
     let req = upstream_request(up, parts.method, parts.headers, body, session, credential);
     let res = send(up, req).await?;
     audit.ttfb = Some(audit.start.elapsed());

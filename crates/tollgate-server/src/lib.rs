@@ -58,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) audit: tollgate_audit::AuditHandle,
     /// Tokens from response bytes.
     pub(crate) estimator: tollgate_audit::TokenEstimator,
+    /// OpenTelemetry spans (record nothing unless `[tracing]` is enabled).
+    pub(crate) spans: tollgate_telemetry::Spans,
 }
 
 /// Labels the handler leaves on its response for the metrics layer.

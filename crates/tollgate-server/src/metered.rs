@@ -87,7 +87,7 @@ impl Metering {
 
 impl Drop for Metering {
     fn drop(&mut self) {
-        let Some(audit) = self.audit.take() else { return };
+        let Some(mut audit) = self.audit.take() else { return };
         if let Some(tee) = self.tee.take() {
             self.sent.errors = rpc_errors(&tee, self.sse);
         }

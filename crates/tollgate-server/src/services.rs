@@ -1,6 +1,7 @@
 //! What runs beside the listeners: the audit writer (opened at start,
-//! closed after the drain so the last records reach the disk), the policy
-//! directory watcher, and the SIGHUP handler that reloads the policies.
+//! closed after the drain so the last records reach the disk), the trace
+//! exporter (flushed after the drain), the policy directory watcher, and
+//! the SIGHUP handler that reloads the policies.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use tokio::task::JoinHandle;
 use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, Commit, CommitObserver, SinkSettings};
 use tollgate_config::Loaded;
 use tollgate_policy::{PolicyEngine, PolicyWatcher};
+use tollgate_telemetry::TracingGuard;
 
 use crate::gateway::GatewayError;
 
@@ -16,6 +18,19 @@ use crate::gateway::GatewayError;
 const AUDIT_BUCKETS: &[f64] = &[
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
 ];
+
+/// The audit write latency histogram (`tollgate_audit_write_seconds`), by
+/// `stage`: `sync` or `record`.
+pub(crate) fn audit_write_seconds() -> prometheus::Result<HistogramVec> {
+    HistogramVec::new(
+        HistogramOpts::new(
+            "tollgate_audit_write_seconds",
+            "Audit writes: `sync` is each fdatasync, `record` the time from queueing a record to durable.",
+        )
+        .buckets(AUDIT_BUCKETS.to_vec()),
+        &["stage"],
+    )
+}
 
 /// Open the audit trail of `[audit]` (a disabled handle when `enabled =
 /// false`), with its commit latencies observed on `registry`.
@@ -32,14 +47,7 @@ pub(crate) fn audit_sink(
         tracing::warn!("[audit] enabled = false: no audit trail is written");
         return Ok((AuditHandle::disabled(), None));
     }
-    let latency = HistogramVec::new(
-        HistogramOpts::new(
-            "tollgate_audit_write_seconds",
-            "Audit writes: `sync` is each fdatasync, `record` the time from queueing a record to durable.",
-        )
-        .buckets(AUDIT_BUCKETS.to_vec()),
-        &["stage"],
-    )?;
+    let latency = audit_write_seconds()?;
     registry.register(Box::new(latency.clone()))?;
     let observer: CommitObserver = Arc::new(move |c: &Commit| {
         latency.with_label_values(&["sync"]).observe(c.sync.as_secs_f64());
@@ -59,6 +67,7 @@ pub(crate) struct Background {
     pub(crate) policy: Option<Arc<PolicyEngine>>,
     pub(crate) watch_policies: bool,
     pub(crate) audit_worker: Option<AuditWorker>,
+    pub(crate) tracing: Option<TracingGuard>,
 }
 
 /// The background services while the gateway runs.
@@ -66,6 +75,7 @@ pub(crate) struct Running {
     _watcher: Option<PolicyWatcher>,
     sighup: Option<JoinHandle<()>>,
     audit_worker: Option<AuditWorker>,
+    tracing: Option<TracingGuard>,
 }
 
 impl Background {
@@ -80,6 +90,7 @@ impl Background {
             _watcher: watcher,
             sighup: self.policy.map(|p| tokio::spawn(reload_on_sighup(p))),
             audit_worker: self.audit_worker,
+            tracing: self.tracing,
         }
     }
 }
@@ -94,6 +105,15 @@ impl Running {
             && let Err(e) = worker.close().await
         {
             tracing::error!(error = %e, "audit trail not closed cleanly");
+        }
+        if let Some(guard) = self.tracing {
+            // The exporter runs on its own runtime; shutting it down blocks.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Err(e) = guard.shutdown() {
+                    tracing::warn!(error = %e, "trace exporter not flushed");
+                }
+            })
+            .await;
         }
     }
 }
