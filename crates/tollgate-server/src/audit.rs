@@ -18,13 +18,13 @@ use std::time::{Duration, SystemTime};
 use axum::body::Body;
 use axum::response::Response;
 use tokio::time::Instant;
-use tollgate_audit::{CallRecord, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
+use tollgate_audit::{Capture, CallRecord, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::{Call, McpError};
 use tollgate_policy::Decision;
 use tollgate_telemetry::{ClientSpan, McpCall, ServerSpan};
 
-use crate::metered::{MeteredBody, Metering, Sent};
+use crate::metered::{MeteredBody, Metering, Sent, TEE_BYTES};
 use crate::rescue::status_and_code;
 use crate::{Shared, Upstream};
 
@@ -72,6 +72,8 @@ pub(crate) struct CallAudit {
     span: Option<ServerSpan>,
     /// The upstream call's client span.
     client: Option<ClientSpan>,
+    /// Opt-in capture of the call's arguments (and later its result).
+    capture: Option<Capture>,
 }
 
 impl CallAudit {
@@ -95,6 +97,7 @@ impl CallAudit {
             family: None,
             span: None,
             client: None,
+            capture: None,
         }
     }
 
@@ -125,6 +128,35 @@ impl CallAudit {
             ..McpCall::new(&up.name, first.map_or("", |m| m.method.as_str()), call.era)
         };
         self.start_span(&mcp);
+    }
+
+    /// Capture the arguments of a single scanned `tools/call`,
+    /// `prompts/get` or `resources/read` when the route opted in.
+    pub(crate) fn capture_arguments(&mut self, body: &[u8]) {
+        let policy = &self.up.audit.capture;
+        let single_call = self.elements.len() == 1
+            && self.elements.first().is_some_and(|e| {
+                matches!(
+                    McpMethod::from_name(&e.method),
+                    McpMethod::ToolsCall | McpMethod::PromptsGet | McpMethod::ResourcesRead
+                )
+            });
+        if !single_call || !(policy.captures_arguments() || policy.captures_results()) {
+            return;
+        }
+        let mut capture = Capture::default();
+        if let Some((value, truncated)) = policy.arguments(body) {
+            capture.arguments = Some(value);
+            capture.truncated |= truncated;
+        }
+        self.capture = Some(capture);
+    }
+
+    /// How much of the answer the records need to see: enough for error
+    /// codes, or for the captured result.
+    pub(crate) fn tee_limit(&self) -> Option<usize> {
+        let results = self.capture.is_some() && self.up.audit.capture.captures_results();
+        results.then(|| self.up.audit.capture.tee_limit())
     }
 
     /// Start the server span of a GET stream or session DELETE.
@@ -206,7 +238,7 @@ impl CallAudit {
             .headers()
             .get(http::header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        let tee = self.forwarded && kind.is_none();
+        let tee = kind.is_none().then(|| self.tee_limit().unwrap_or(0).max(TEE_BYTES));
         let metering = Metering::new(self, status, kind, sse, tee);
         res.map(|body| Body::new(MeteredBody::new(body, metering)))
     }
@@ -233,6 +265,18 @@ impl CallAudit {
                 tracing::warn!(route = %self.up.name, "audit record dropped: queue full");
             }
         }
+    }
+
+    /// The capture for the record, with the result when it was asked for.
+    fn captured(&self, sent: &Sent) -> Option<Box<Capture>> {
+        let mut capture = self.capture.clone()?;
+        if let Some(tee) = &sent.tee
+            && let Some((value, truncated)) = self.up.audit.capture.result(tee, sent.bytes <= tee.len() as u64)
+        {
+            capture.result = Some(value);
+            capture.truncated |= truncated;
+        }
+        Some(Box::new(capture))
     }
 
     fn end_spans(&mut self, sent: &Sent) {
@@ -286,6 +330,7 @@ impl CallAudit {
                     rec.credential = tollgate_audit::CredentialKind::None;
                 }
                 if phase == Phase::Complete {
+                    rec.capture = self.captured(sent);
                     rec.status = Some(sent.status);
                     rec.rpc_error = sent.rpc_error(e.jsonrpc_id.as_deref());
                     rec.error = sent.kind.map(|k| Cow::Borrowed(k.as_str()));

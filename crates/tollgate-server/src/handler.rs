@@ -117,7 +117,6 @@ fn subject(principal: Option<&Arc<Principal>>) -> &str {
 async fn post(shared: &Shared, up: &Upstream, parts: Parts, body: Body, audit: &mut CallAudit) -> Outcome {
     check_content_type(&parts)?;
     let (call, body) = classify(shared, up, &parts, body, audit).await?;
-    audit.classified(&call, traceparent(&parts));
     let principal = audit.principal.clone();
     let verdict = authorize_call(shared, up, principal.as_ref(), &parts.headers, audit.client_ip, &call);
     audit.decided(verdict.decisions);
@@ -183,12 +182,18 @@ async fn classify(
     }
     let std_headers = StandardHeaders::read(&parts.headers);
     match CallPlan::from_headers(&std_headers, up.trust == HeaderTrust::Upstream, up.legacy) {
-        Ok(CallPlan::HeadersOnly(call)) => Ok((call, Body::new(Limited::new(body, max)))),
+        Ok(CallPlan::HeadersOnly(call)) => {
+            audit.classified(&call, traceparent(parts));
+            Ok((call, Body::new(Limited::new(body, max))))
+        }
         Ok(CallPlan::ScanBody) => {
             let bytes = read_body(body, max).await?;
             audit.bytes_in = bytes.len() as u64;
             let scanned = scan(&bytes)?;
-            Ok((classify_post(&std_headers, &scanned, up.legacy)?, Body::from(bytes)))
+            let call = classify_post(&std_headers, &scanned, up.legacy)?;
+            audit.classified(&call, traceparent(parts));
+            audit.capture_arguments(&bytes);
+            Ok((call, Body::from(bytes)))
         }
         Err(e) => {
             let bytes = read_body(body, max).await.ok();

@@ -17,7 +17,7 @@ use tollgate_policy::Decision;
 use crate::audit::{CallAudit, rpc_code};
 
 /// How much of an answer is kept to find its JSON-RPC error codes.
-const TEE_BYTES: usize = 16 * 1024;
+pub(crate) const TEE_BYTES: usize = 16 * 1024;
 
 /// What was sent back, as far as the records need it.
 #[derive(Debug, Default)]
@@ -28,6 +28,8 @@ pub(crate) struct Sent {
     pub(crate) bytes: u64,
     /// `(id, code)` of every JSON-RPC error in the answer.
     errors: Vec<(Option<String>, i64)>,
+    /// The start of the answer, as copied aside.
+    pub(crate) tee: Option<Vec<u8>>,
 }
 
 impl Sent {
@@ -58,12 +60,14 @@ impl Sent {
 pub(crate) struct Metering {
     audit: Option<CallAudit>,
     sent: Sent,
-    tee: Option<Vec<u8>>,
+    tee: Option<(Vec<u8>, usize)>,
     sse: bool,
 }
 
 impl Metering {
-    pub(crate) fn new(audit: CallAudit, status: u16, kind: Option<ErrorKind>, sse: bool, tee: bool) -> Metering {
+    /// Meter the answer of `audit`'s request, copying up to `tee` bytes of
+    /// it aside.
+    pub(crate) fn new(audit: CallAudit, status: u16, kind: Option<ErrorKind>, sse: bool, tee: Option<usize>) -> Metering {
         Metering {
             audit: Some(audit),
             sent: Sent {
@@ -71,15 +75,15 @@ impl Metering {
                 kind,
                 ..Sent::default()
             },
-            tee: tee.then(Vec::new),
+            tee: tee.map(|limit| (Vec::new(), limit)),
             sse,
         }
     }
 
     fn observe(&mut self, data: &Bytes) {
         self.sent.bytes = self.sent.bytes.saturating_add(data.len() as u64);
-        if let Some(tee) = &mut self.tee {
-            let room = TEE_BYTES.saturating_sub(tee.len()).min(data.len());
+        if let Some((tee, limit)) = &mut self.tee {
+            let room = limit.saturating_sub(tee.len()).min(data.len());
             tee.extend_from_slice(&data[..room]);
         }
     }
@@ -88,8 +92,9 @@ impl Metering {
 impl Drop for Metering {
     fn drop(&mut self) {
         let Some(mut audit) = self.audit.take() else { return };
-        if let Some(tee) = self.tee.take() {
+        if let Some((tee, _)) = self.tee.take() {
             self.sent.errors = rpc_errors(&tee, self.sse);
+            self.sent.tee = Some(tee);
         }
         audit.finish(&self.sent);
     }
@@ -202,6 +207,7 @@ mod tests {
             kind: None,
             bytes: 0,
             errors: vec![(Some("7".into()), -32602)],
+            tee: None,
         };
         assert_eq!(sent.rpc_error(Some("7")), Some(-32602));
         assert_eq!(sent.rpc_error(Some("8")), None);

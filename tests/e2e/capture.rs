@@ -1,0 +1,57 @@
+//! Opt-in capture of arguments and results in the audit record, through the
+//! real gateway: off by default, redacted by key, cut at the size cap, and
+//! only on the routes that ask for it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use serde_json::json;
+use tollgate_e2e::{Demo, TestGateway, http, modern_body, modern_headers};
+
+async fn echo(gw: &TestGateway, route: &str, text: &str) {
+    let body = modern_body(1, "tools/call", json!({"name": "echo", "arguments": {"text": text, "api_key": "k-123"}}));
+    let res = http()
+        .post(gw.url(route))
+        .headers(modern_headers("tools/call", Some("echo")))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.bytes().await.unwrap();
+}
+
+#[tokio::test]
+async fn routes_that_opt_in_capture_redacted_arguments_and_results() {
+    let demo = Demo::spawn().await;
+    let mut gw = TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"plain\"\nurl = \"{url}\"\n\n[[servers]]\nname = \"captured\"\nurl = \"{url}\"\n\
+         audit = {{ capture_arguments = true, capture_results = true, capture_max_bytes = 200 }}\n",
+        url = demo.url
+    ))
+    .await;
+    echo(&gw, "plain", "not recorded").await;
+    echo(&gw, "captured", "recorded").await;
+    echo(&gw, "captured", &"long ".repeat(100)).await;
+    gw.shutdown().await;
+
+    let trail = std::fs::read_dir(gw.audit_dir())
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(!trail.contains("not recorded"), "capture is off by default");
+    assert!(!trail.contains("k-123"), "redacted keys never reach the trail");
+    let records: Vec<tollgate_audit::CallRecord> = tollgate_audit::query(&[gw.audit_dir()], Default::default())
+        .unwrap()
+        .map(|e| e.unwrap().record)
+        .collect();
+    let plain = records.iter().find(|r| &*r.route == "plain").unwrap();
+    assert!(plain.capture.is_none());
+    let captured: Vec<_> = records.iter().filter(|r| &*r.route == "captured").collect();
+    let first = captured[0].capture.as_ref().unwrap();
+    assert_eq!(first.arguments, Some(json!({"text": "recorded", "api_key": "[redacted]"})));
+    let result = first.result.as_ref().unwrap().to_string();
+    assert!(result.contains("recorded"), "{result}");
+    assert!(!first.truncated);
+    let long = captured[1].capture.as_ref().unwrap();
+    assert!(long.truncated, "values over capture_max_bytes are cut");
+}
