@@ -199,14 +199,7 @@ async fn observe_mode_forwards_denied_calls_and_counts_them() {
     )
     .await;
     assert!(done["result"].is_object(), "{done}");
-    let metrics = http()
-        .get(format!("{}/metrics", gw.admin))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = gw.metrics().await;
     assert!(
         metrics.contains("tollgate_policy_denials_total{mode=\"observe\",reason=\"deny\",route=\"demo\"} 1"),
         "{metrics}"
@@ -223,32 +216,37 @@ const OPEN_EXCEPT: &str = r#"
 @id("use") permit (principal, action in [Tollgate::Action::"call_tool", Tollgate::Action::"read_resource", Tollgate::Action::"get_prompt"], resource);
 "#;
 
+/// A gateway with one open route `route` to `url` whose policies allow
+/// everything but the tool `hidden`.
+async fn all_but(hidden: &str, route: &str, url: &str, extra: &str) -> (TestGateway, tempfile::TempDir) {
+    let policies = policy_dir(&format!(
+        "{OPEN_EXCEPT}\n@id(\"hidden\") forbid (principal, action, resource == Tollgate::Tool::\"{route}/{hidden}\");\n"
+    ));
+    let gw = TestGateway::spawn(&format!(
+        "[policy]\ndir = \"{}\"\n\n[[servers]]\nname = \"{route}\"\nurl = \"{url}\"\n{extra}\n",
+        policies.path().display(),
+    ))
+    .await;
+    (gw, policies)
+}
+
+/// The `tools` a client fixture printed.
+fn tools(out: &Value) -> Vec<&str> {
+    out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[tokio::test]
 async fn the_typescript_sdk_client_sees_a_filtered_tool_list() {
     let upstream = everything_server().await;
-    let policies = policy_dir(&format!(
-        "{OPEN_EXCEPT}\n@id(\"no-sum\") forbid (principal, action, resource == Tollgate::Tool::\"everything/get-sum\");\n"
-    ));
-    let gw = TestGateway::spawn(&format!(
-        "[policy]\ndir = \"{}\"\n\n[[servers]]\nname = \"everything\"\nurl = \"{}\"\n",
-        policies.path().display(),
-        upstream.url
-    ))
-    .await;
+    let (gw, _policies) = all_but("get-sum", "everything", &upstream.url, "").await;
     let direct = ts_client(&upstream.url, "minimal", &[]).await;
     let via = ts_client(&gw.url("everything"), "minimal", &[]).await;
-    let all: Vec<&str> = direct["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    let seen: Vec<&str> = via["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let (all, seen) = (tools(&direct), tools(&via));
     assert!(all.contains(&"get-sum") && !seen.contains(&"get-sum"), "{seen:?}");
     let expected: Vec<&str> = all.iter().copied().filter(|t| *t != "get-sum").collect();
     assert_eq!(seen, expected);
@@ -258,23 +256,9 @@ async fn the_typescript_sdk_client_sees_a_filtered_tool_list() {
 #[tokio::test]
 async fn the_python_modern_client_sees_a_filtered_tool_list() {
     let upstream = python_modern_server().await;
-    let policies = policy_dir(&format!(
-        "{OPEN_EXCEPT}\n@id(\"no-drop\") forbid (principal, action, resource == Tollgate::Tool::\"py/drop_table\");\n"
-    ));
-    let gw = TestGateway::spawn(&format!(
-        "[policy]\ndir = \"{}\"\n\n[[servers]]\nname = \"py\"\nurl = \"{}\"\nlegacy = false\n",
-        policies.path().display(),
-        upstream.url
-    ))
-    .await;
+    let (gw, _policies) = all_but("drop_table", "py", &upstream.url, "legacy = false").await;
     let via = python_client(&gw.url("py"), &[]).await;
-    let tools: Vec<&str> = via["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert_eq!(tools, ["add", "echo", "grüße", "progress", "whoami"], "{via}");
+    assert_eq!(tools(&via), ["add", "echo", "grüße", "progress", "whoami"], "{via}");
 }
 
 #[tokio::test]
@@ -352,14 +336,7 @@ async fn policies_reload_under_load_without_failed_requests_and_a_broken_set_is_
 
 async fn wait_for_metric(gw: &TestGateway, line: &str) {
     for _ in 0..100 {
-        let text = http()
-            .get(format!("{}/metrics", gw.admin))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = gw.metrics().await;
         if text.lines().any(|l| l == line) {
             return;
         }
