@@ -8,7 +8,11 @@ use serde_json::json;
 use tollgate_e2e::{Demo, TestGateway, http, modern_body, modern_headers};
 
 async fn echo(gw: &TestGateway, route: &str, text: &str) {
-    let body = modern_body(1, "tools/call", json!({"name": "echo", "arguments": {"text": text, "api_key": "k-123"}}));
+    let body = modern_body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": text, "api_key": "k-123"}}),
+    );
     let res = http()
         .post(gw.url(route))
         .headers(modern_headers("tools/call", Some("echo")))
@@ -48,7 +52,10 @@ async fn routes_that_opt_in_capture_redacted_arguments_and_results() {
     assert!(plain.capture.is_none());
     let captured: Vec<_> = records.iter().filter(|r| &*r.route == "captured").collect();
     let first = captured[0].capture.as_ref().unwrap();
-    assert_eq!(first.arguments, Some(json!({"text": "recorded", "api_key": "[redacted]"})));
+    assert_eq!(
+        first.arguments,
+        Some(json!({"text": "recorded", "api_key": "[redacted]"}))
+    );
     let result = first.result.as_ref().unwrap().to_string();
     assert!(result.contains("recorded"), "{result}");
     assert!(!first.truncated);

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 use axum::body::Body;
 use axum::response::Response;
 use tokio::time::Instant;
-use tollgate_audit::{Capture, CallRecord, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
+use tollgate_audit::{CallRecord, Capture, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::{Call, McpError};
 use tollgate_policy::Decision;

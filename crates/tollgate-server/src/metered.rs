@@ -67,7 +67,13 @@ pub(crate) struct Metering {
 impl Metering {
     /// Meter the answer of `audit`'s request, copying up to `tee` bytes of
     /// it aside.
-    pub(crate) fn new(audit: CallAudit, status: u16, kind: Option<ErrorKind>, sse: bool, tee: Option<usize>) -> Metering {
+    pub(crate) fn new(
+        audit: CallAudit,
+        status: u16,
+        kind: Option<ErrorKind>,
+        sse: bool,
+        tee: Option<usize>,
+    ) -> Metering {
         Metering {
             audit: Some(audit),
             sent: Sent {

@@ -256,7 +256,11 @@ fn output_stop(e: io::Error) -> Stop {
 /// A missing final newline is added.
 fn print(text: &str) -> Result<(), Stop> {
     let mut out = io::stdout().lock();
-    let newline: &[u8] = if text.is_empty() || text.ends_with('\n') { b"" } else { b"\n" };
+    let newline: &[u8] = if text.is_empty() || text.ends_with('\n') {
+        b""
+    } else {
+        b"\n"
+    };
     out.write_all(text.as_bytes())
         .and_then(|()| out.write_all(newline))
         .and_then(|()| out.flush())
