@@ -7,6 +7,8 @@
 //! unknown route is counted as `other`.
 
 mod calls;
+#[cfg(test)]
+mod doc_sync;
 mod status;
 
 pub(crate) use calls::CallMetrics;
