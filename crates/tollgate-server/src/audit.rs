@@ -247,6 +247,11 @@ impl CallAudit {
     /// the metrics.
     pub(crate) fn finish(&mut self, sent: &Sent) {
         self.end_spans(sent);
+        match sent.kind {
+            Some(ErrorKind::UpstreamUnavailable) => self.shared.metrics.upstream_error(&self.up.label, "unavailable"),
+            Some(ErrorKind::UpstreamTimeout) => self.shared.metrics.upstream_error(&self.up.label, "timeout"),
+            _ => {}
+        }
         let elapsed = self.start.elapsed();
         let m = &self.shared.calls;
         let route = &*self.up.label;
@@ -258,7 +263,9 @@ impl CallAudit {
         for e in self.elements_or_one().iter() {
             let tool = (e.method == "tools/call").then_some(e.name.as_deref()).flatten();
             let tool = tool.filter(|t| self.shared.catalog.knows(&self.up.name, t));
-            m.operation(route, &e.method, tool, sent.outcome(&e.decision), team, elapsed);
+            let family = self.family.unwrap_or_else(|| McpMethod::from_name(&e.method));
+            let outcome = sent.outcome(e.jsonrpc_id.as_deref(), &e.decision);
+            m.operation(route, family, tool, outcome, team, elapsed);
         }
         for rec in self.records(Phase::Complete, sent) {
             if self.shared.audit.record(rec) == Recorded::Dropped {

@@ -17,9 +17,19 @@ use crate::metrics::OTHER;
 use crate::rescue::reject;
 use crate::{CallLabels, Metrics};
 
+/// Counts a request in flight until dropped (also when a panic unwinds
+/// through the handler).
+struct InFlight(Metrics);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight().dec();
+    }
+}
+
 /// Records the request when its response body ends or is dropped.
 struct Finish {
-    metrics: Metrics,
+    in_flight: InFlight,
     labels: Option<CallLabels>,
     status: http::StatusCode,
     start: Instant,
@@ -31,9 +41,7 @@ impl Drop for Finish {
             Some(l) => (&*l.route, l.method.as_str()),
             None => (OTHER, OTHER),
         };
-        self.metrics
-            .finished(route, method, self.status.as_str(), self.start.elapsed());
-        self.metrics.in_flight().dec();
+        (self.in_flight.0).finished(route, method, self.status.as_str(), self.start.elapsed());
     }
 }
 
@@ -41,11 +49,12 @@ impl Drop for Finish {
 pub(crate) async fn track(State(metrics): State<Metrics>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     metrics.in_flight().inc();
+    let in_flight = InFlight(metrics);
     let res = next.run(req).await;
     let finish = Finish {
         labels: res.extensions().get::<CallLabels>().cloned(),
         status: res.status(),
-        metrics,
+        in_flight,
         start,
     };
     res.map(|body| Body::new(GuardedBody::new(body, finish)))

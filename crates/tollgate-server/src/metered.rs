@@ -44,11 +44,11 @@ impl Sent {
             .map(|(_, c)| *c)
     }
 
-    /// The outcome label of one message for metrics.
-    pub(crate) fn outcome(&self, decision: &Option<Decision>) -> &'static str {
+    /// The outcome label of the message with `id` for metrics.
+    pub(crate) fn outcome(&self, id: Option<&str>, decision: &Option<Decision>) -> &'static str {
         if decision.as_ref().is_some_and(|d| !d.proceeds()) {
             "denied"
-        } else if self.status >= 400 || self.kind.is_some() || !self.errors.is_empty() {
+        } else if self.status >= 400 || self.rpc_error(id).is_some() {
             "error"
         } else {
             "ok"
@@ -217,6 +217,7 @@ mod tests {
         };
         assert_eq!(sent.rpc_error(Some("7")), Some(-32602));
         assert_eq!(sent.rpc_error(Some("8")), None);
-        assert_eq!(sent.outcome(&None), "error");
+        assert_eq!(sent.outcome(Some("7"), &None), "error");
+        assert_eq!(sent.outcome(Some("8"), &None), "ok");
     }
 }

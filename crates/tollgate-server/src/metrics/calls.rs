@@ -97,13 +97,13 @@ impl CallMetrics {
     pub(crate) fn operation(
         &self,
         route: &str,
-        method: &str,
+        method: McpMethod,
         tool: Option<&str>,
         outcome: &str,
         team: Option<&str>,
         elapsed: Duration,
     ) {
-        let method = McpMethod::from_name(method).as_str();
+        let method = method.as_str();
         let tool = tool.unwrap_or(if method == "tools/call" { OTHER } else { "" });
         self.operation
             .with_label_values(&[route, method, tool, outcome, self.team(team)])

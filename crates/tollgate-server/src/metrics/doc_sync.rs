@@ -101,7 +101,14 @@ fn registered() -> BTreeMap<String, Described> {
     CallMetrics::register(&registry).expect("call metrics register beside the others");
     let own = Registry::new();
     let calls = CallMetrics::register(&own).expect("call metrics register");
-    calls.operation("r", "tools/call", Some("t"), "ok", Some("team"), Duration::ZERO);
+    calls.operation(
+        "r",
+        tollgate_core::McpMethod::ToolsCall,
+        Some("t"),
+        "ok",
+        Some("team"),
+        Duration::ZERO,
+    );
     calls.first_byte("r", McpMethod::ToolsCall, Duration::ZERO);
     calls.transferred("r", McpMethod::ToolsCall, Some("team"), 1, 1);
     calls.denial("r", "deny", "enforce");

@@ -45,7 +45,10 @@ const GAUGES: [(&str, &str); 9] = [
         "Generation of the policy set in force (1 = loaded at start).",
     ),
     ("tollgate_policy_count", "Policies in force."),
-    ("tollgate_policy_reloads", "Successful policy reloads since start."),
+    (
+        "tollgate_policy_reloads",
+        "Reloads that put a new policy set in force since start.",
+    ),
     (
         "tollgate_policy_reload_failures",
         "Refused policy reloads (invalid sets) since start.",
@@ -119,6 +122,8 @@ impl StatusCollector {
             self.set(POLICY_RELOADS, s.reloads);
             self.set(POLICY_FAILURES, s.reload_failures);
             self.set(POLICY_LAST_OK, i64::from(s.last_error.is_none()));
+        } else {
+            self.set(POLICY_LAST_OK, 1);
         }
         let ready = self.authn.as_ref().is_none_or(|a| a.is_ready());
         self.set(AUTH_KEYS_READY, i64::from(ready));
