@@ -20,7 +20,7 @@ use axum::response::Response;
 use tokio::time::Instant;
 use tollgate_audit::{CallRecord, Capture, Decision as Audited, Durability, Outcome, Phase, PolicyMode, Recorded};
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
-use tollgate_mcp::{Call, McpError};
+use tollgate_mcp::{Call, McpError, Message};
 use tollgate_policy::Decision;
 use tollgate_telemetry::{ClientSpan, McpCall, ServerSpan};
 
@@ -106,16 +106,7 @@ impl CallAudit {
     pub(crate) fn classified(&mut self, call: &Call, http_traceparent: Option<&str>) {
         self.era = Some(call.era);
         self.version = call.version.map(|v| v.as_str());
-        self.elements = call
-            .messages
-            .iter()
-            .map(|m| Element {
-                jsonrpc_id: m.id.as_ref().map(|id| id.as_json().to_owned()),
-                method: m.method.clone(),
-                name: m.name.clone(),
-                decision: None,
-            })
-            .collect();
+        self.scanned(&call.messages);
         let first = call.messages.first();
         let up = self.up.clone();
         let mcp = McpCall {
@@ -157,6 +148,20 @@ impl CallAudit {
     pub(crate) fn tee_limit(&self) -> Option<usize> {
         let results = self.capture.is_some() && self.up.audit.capture.captures_results();
         results.then(|| self.up.audit.capture.tee_limit())
+    }
+
+    /// Note the messages of a body read before the call could be
+    /// classified (it may still be refused).
+    pub(crate) fn scanned(&mut self, messages: &[Message]) {
+        self.elements = messages
+            .iter()
+            .map(|m| Element {
+                jsonrpc_id: m.id.as_ref().map(|id| id.as_json().to_owned()),
+                method: m.method.clone(),
+                name: m.name.clone(),
+                decision: None,
+            })
+            .collect();
     }
 
     /// Start the server span of a GET stream or session DELETE.
@@ -333,9 +338,11 @@ impl CallAudit {
                 rec.method = (!e.method.is_empty()).then(|| Cow::Owned(e.method.clone()));
                 rec.name.clone_from(&e.name);
                 rec.decision = audited(self.shared.policy.is_some(), e.decision.as_ref());
-                if !self.forwarded && phase == Phase::Complete {
-                    rec.credential = tollgate_audit::CredentialKind::None;
-                }
+                rec.credential = if self.forwarded || phase == Phase::Forwarding {
+                    self.up.audit.credential
+                } else {
+                    tollgate_audit::CredentialKind::None
+                };
                 if phase == Phase::Complete {
                     rec.capture = self.captured(sent);
                     rec.status = Some(sent.status);

@@ -190,6 +190,7 @@ async fn classify(
             let bytes = read_body(body, max).await?;
             audit.bytes_in = bytes.len() as u64;
             let scanned = scan(&bytes)?;
+            audit.scanned(scanned.messages());
             let call = classify_post(&std_headers, &scanned, up.legacy)?;
             audit.classified(&call, traceparent(parts));
             audit.capture_arguments(&bytes);
@@ -198,8 +199,11 @@ async fn classify(
         Err(e) => {
             let bytes = read_body(body, max).await.ok();
             audit.bytes_in = bytes.as_ref().map_or(0, |b| b.len() as u64);
-            let id = bytes.and_then(|b| scan(&b).ok()).and_then(|s| s.first_id());
-            Err(e.with_id(id))
+            let scanned = bytes.and_then(|b| scan(&b).ok());
+            if let Some(s) = &scanned {
+                audit.scanned(s.messages());
+            }
+            Err(e.with_id(scanned.and_then(|s| s.first_id())))
         }
     }
 }
