@@ -11,6 +11,7 @@
     reason = "test harness: a panic is a failed test"
 )]
 
+pub mod audit_support;
 pub mod children;
 pub mod stub;
 
@@ -94,6 +95,12 @@ impl TestGateway {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+    }
+
+    /// The admin listener's `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        let res = http().get(format!("{}/metrics", self.admin)).send().await.unwrap();
+        res.text().await.unwrap()
     }
 
     /// The default audit directory (`[audit] directory` unset).
