@@ -262,11 +262,12 @@ async fn admin_endpoints_report_health_readiness_and_metrics() {
         "{metrics}"
     );
     assert!(
-        metrics.contains(r#"tollgate_requests_total{method="other",route="demo",status="400"} 1"#),
+        // The refused call is labelled with the method its body named.
+        metrics.contains(r#"tollgate_requests_total{method="tools/call",route="demo",status="400"} 1"#),
         "{metrics}"
     );
     assert!(
-        metrics.contains(r#"tollgate_request_duration_seconds_count{method="tools/call",route="demo"} 1"#),
+        metrics.contains(r#"tollgate_request_duration_seconds_count{method="tools/call",route="demo"} 2"#),
         "{metrics}"
     );
     assert!(metrics.contains("tollgate_requests_in_flight 0"), "{metrics}");
