@@ -1,11 +1,9 @@
 //! Helpers for the audit trail tests (`e2e/audit.rs`): one HTTP exchange
 //! as the client saw it, a trail's records and raw lines, Prometheus text,
-//! a recording OTLP/HTTP logs receiver, and the `tollgate` binary as a
-//! child process (`tollgate serve`, `tollgate audit verify`).
+//! and a recording OTLP/HTTP logs receiver.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -14,10 +12,8 @@ use axum::routing::post;
 use serde_json::Value;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::process::{Child, Command};
 use tollgate_audit::{CallRecord, Filter, Outcome, Phase, PolicyMode, Tampering, VerifyError};
 
-use crate::children::free_port;
 use crate::stub::Stub;
 use crate::{
     Demo, TEST_BASE_URL, TEST_ISSUER, TestGateway, TestIssuer, http, modern_body, modern_headers, policy_dir, repo_root,
@@ -202,100 +198,6 @@ pub fn attribute(log: &Value, key: &str) -> Option<String> {
     let attr = log["attributes"].as_array()?.iter().find(|a| a["key"] == key)?;
     let v = &attr["value"];
     v["stringValue"].as_str().or(v["intValue"].as_str()).map(str::to_owned)
-}
-
-/// The `tollgate` binary next to this test's target directory, built (or
-/// found up to date) once per test process: `cargo nextest run -p
-/// tollgate-e2e` does not build other packages' binaries.
-pub fn tollgate_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        // .../target/debug/deps/audit-HASH
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe.parent().unwrap().parent().unwrap().to_owned();
-        let target = profile_dir.parent().unwrap();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = std::process::Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "tollgate", "--bin", "tollgate"])
-            .env("CARGO_TARGET_DIR", target)
-            .current_dir(repo_root());
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "cargo build -p tollgate failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        profile_dir.join("tollgate")
-    })
-    .clone()
-}
-
-/// Run `tollgate ARGS` to completion.
-pub async fn tollgate_cli(args: &[&str]) -> std::process::Output {
-    Command::new(tollgate_bin()).args(args).output().await.unwrap()
-}
-
-/// `tollgate serve` as a child process on free loopback ports; killed on
-/// drop.
-pub struct ChildGateway {
-    /// `http://127.0.0.1:PORT` of the public listener.
-    pub base: String,
-    /// The configuration's directory (the audit trail is `audit/` in it).
-    pub dir: tempfile::TempDir,
-    /// The process.
-    pub child: Child,
-}
-
-impl ChildGateway {
-    /// Write `config` (without `[listen]`) and start serving it.
-    pub async fn spawn(config: &str) -> ChildGateway {
-        let bin = tollgate_bin();
-        let dir = tempfile::tempdir().unwrap();
-        let public = free_port();
-        let admin = std::iter::repeat_with(free_port).find(|p| *p != public).unwrap();
-        let path = dir.path().join("gateway.toml");
-        let text = format!("[listen]\npublic = \"127.0.0.1:{public}\"\nadmin = \"127.0.0.1:{admin}\"\n{config}");
-        std::fs::write(&path, text).unwrap();
-        let log = std::fs::File::create(dir.path().join("gateway.log")).unwrap();
-        let mut child = Command::new(bin)
-            .arg("serve")
-            .arg("--config")
-            .arg(&path)
-            .args(["--log", "warn"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        for _ in 0..300 {
-            if let Some(status) = child.try_wait().unwrap() {
-                let log = std::fs::read_to_string(dir.path().join("gateway.log")).unwrap_or_default();
-                panic!("tollgate serve exited with {status}:\n{log}");
-            }
-            if tokio::net::TcpStream::connect(("127.0.0.1", public)).await.is_ok() {
-                return ChildGateway {
-                    base: format!("http://127.0.0.1:{public}"),
-                    dir,
-                    child,
-                };
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("tollgate serve did not listen on {public} within 15 s");
-    }
-
-    /// The URL of a route.
-    pub fn url(&self, route: &str) -> String {
-        format!("{}/mcp/{route}", self.base)
-    }
-
-    /// The audit directory.
-    pub fn audit_dir(&self) -> PathBuf {
-        self.dir.path().join("audit")
-    }
 }
 
 /// The demo route's `audit` table.

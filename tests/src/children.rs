@@ -1,12 +1,14 @@
 //! Real MCP software from `tests/fixtures`, run as child processes:
 //! `@modelcontextprotocol/server-everything` (Node), the Python SDK's
-//! modern-era server, and the TypeScript and Python clients.
+//! modern-era server, and the TypeScript and Python clients; and the
+//! `tollgate` binary itself (`tollgate serve`, `tollgate audit ...`).
 //!
 //! `scripts/install-test-deps.sh` (run by `make test`) installs them; a test
 //! that needs them fails with that hint when they are missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -155,4 +157,98 @@ pub async fn wait_for_port(port: u16) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("nothing listens on port {port} after 15 s");
+}
+
+/// The `tollgate` binary next to this test's target directory, built (or
+/// found up to date) once per test process: `cargo nextest run -p
+/// tollgate-e2e` does not build other packages' binaries.
+pub fn tollgate_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        // .../target/debug/deps/audit-HASH
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().unwrap().parent().unwrap().to_owned();
+        let target = profile_dir.parent().unwrap();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = std::process::Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "tollgate", "--bin", "tollgate"])
+            .env("CARGO_TARGET_DIR", target)
+            .current_dir(repo_root());
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "cargo build -p tollgate failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        profile_dir.join("tollgate")
+    })
+    .clone()
+}
+
+/// Run `tollgate ARGS` to completion.
+pub async fn tollgate_cli(args: &[&str]) -> std::process::Output {
+    Command::new(tollgate_bin()).args(args).output().await.unwrap()
+}
+
+/// `tollgate serve` as a child process on free loopback ports; killed on
+/// drop.
+pub struct ChildGateway {
+    /// `http://127.0.0.1:PORT` of the public listener.
+    pub base: String,
+    /// The configuration's directory (the audit trail is `audit/` in it).
+    pub dir: tempfile::TempDir,
+    /// The process.
+    pub child: Child,
+}
+
+impl ChildGateway {
+    /// Write `config` (without `[listen]`) and start serving it.
+    pub async fn spawn(config: &str) -> ChildGateway {
+        let bin = tollgate_bin();
+        let dir = tempfile::tempdir().unwrap();
+        let public = free_port();
+        let admin = std::iter::repeat_with(free_port).find(|p| *p != public).unwrap();
+        let path = dir.path().join("gateway.toml");
+        let text = format!("[listen]\npublic = \"127.0.0.1:{public}\"\nadmin = \"127.0.0.1:{admin}\"\n{config}");
+        std::fs::write(&path, text).unwrap();
+        let log = std::fs::File::create(dir.path().join("gateway.log")).unwrap();
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .arg("--config")
+            .arg(&path)
+            .args(["--log", "warn"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        for _ in 0..300 {
+            if let Some(status) = child.try_wait().unwrap() {
+                let log = std::fs::read_to_string(dir.path().join("gateway.log")).unwrap_or_default();
+                panic!("tollgate serve exited with {status}:\n{log}");
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", public)).await.is_ok() {
+                return ChildGateway {
+                    base: format!("http://127.0.0.1:{public}"),
+                    dir,
+                    child,
+                };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("tollgate serve did not listen on {public} within 15 s");
+    }
+
+    /// The URL of a route.
+    pub fn url(&self, route: &str) -> String {
+        format!("{}/mcp/{route}", self.base)
+    }
+
+    /// The audit directory.
+    pub fn audit_dir(&self) -> PathBuf {
+        self.dir.path().join("audit")
+    }
 }
