@@ -344,3 +344,51 @@ async fn wait_for_metric(gw: &TestGateway, line: &str) {
     }
     panic!("metric line never appeared: {line}");
 }
+
+#[tokio::test]
+async fn sighup_reloads_the_policies_of_the_running_binary() {
+    let demo = Demo::spawn().await;
+    let policies = policy_dir(OPEN_EXCEPT);
+    let gw = tollgate_e2e::children::ChildGateway::spawn(&format!(
+        "[policy]\ndir = \"{}\"\nwatch = false\n\n[[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        policies.path().display(),
+        demo.url
+    ))
+    .await;
+    let echo = || {
+        http()
+            .post(gw.url("demo"))
+            .headers(modern_headers("tools/call", Some("echo")))
+            .body(modern_body(
+                1,
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": "x"}}),
+            ))
+            .send()
+    };
+    assert!(rpc_message(echo().await.unwrap()).await["result"].is_object());
+    let forbid_echo = format!(
+        "{OPEN_EXCEPT}\n@id(\"no-echo\") forbid (principal, action, resource == Tollgate::Tool::\"demo/echo\");\n"
+    );
+    std::fs::write(policies.path().join("test.cedar"), forbid_echo).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        rpc_message(echo().await.unwrap()).await["result"].is_object(),
+        "without the watcher, nothing changes before SIGHUP"
+    );
+    let pid = gw.child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    for _ in 0..50 {
+        if rpc_message(echo().await.unwrap()).await["error"]["code"] == -32602 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("SIGHUP did not reload the policies");
+}
