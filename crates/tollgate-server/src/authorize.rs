@@ -66,9 +66,10 @@ pub(crate) fn authorize_call(
     let params = match mcp_params(headers) {
         Ok(p) => p,
         Err(e) => {
+            let id = call.messages.first().and_then(|m| m.id.clone());
             return Verdict {
                 decisions: Vec::new(),
-                refused: Some(Refused::Error(e)),
+                refused: Some(Refused::Error(e.with_id(id))),
             };
         }
     };
