@@ -278,4 +278,4 @@ fn decode_key(raw: &Secret) -> Result<Secret, String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -146,18 +146,8 @@ impl fmt::Display for UtcOffset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Environment, load_str};
-
-    struct NoEnv;
-
-    impl Environment for NoEnv {
-        fn var(&self, _: &str) -> Option<String> {
-            None
-        }
-        fn read_file(&self, path: &Path) -> Result<Vec<u8>, String> {
-            Err(format!("no file {}", path.display()))
-        }
-    }
+    use crate::load::tests::FakeEnv;
+    use crate::load_str;
 
     const BASE: &str = r#"
 [listen]
@@ -176,7 +166,7 @@ policy = { mode = "observe" }
 
     #[test]
     fn policy_settings_load_with_defaults_and_per_server_modes() {
-        let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), BASE, &NoEnv).unwrap();
+        let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), BASE, &FakeEnv::default()).unwrap();
         let c = &loaded.config;
         assert_eq!(c.policy.resolved_dir(&loaded.path), None);
         assert!(c.policy.watch);
@@ -184,7 +174,7 @@ policy = { mode = "observe" }
         assert_eq!(c.policy.mode_for(&c.servers[1]), PolicyMode::Observe);
 
         let text = format!("[policy]\ndir = \"policies\"\nmode = \"observe\"\nutc_offset = \"+02:00\"\n{BASE}");
-        let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), &text, &NoEnv).unwrap();
+        let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), &text, &FakeEnv::default()).unwrap();
         let p = &loaded.config.policy;
         assert_eq!(
             p.resolved_dir(&loaded.path),
@@ -194,11 +184,15 @@ policy = { mode = "observe" }
         assert_eq!(p.utc_offset.seconds(), 7200);
 
         let text = format!("[policy]\nutc_offset = \"CET\"\n{BASE}");
-        let e = &load_str(Path::new("gw.toml"), &text, &NoEnv).unwrap_err().0[0];
+        let e = &load_str(Path::new("gw.toml"), &text, &FakeEnv::default())
+            .unwrap_err()
+            .0[0];
         assert_eq!(e.key, "policy.utc_offset");
         assert_eq!(e.line, Some(2));
         let text = BASE.replace("\"observe\"", "\"audit\"");
-        let e = &load_str(Path::new("gw.toml"), &text, &NoEnv).unwrap_err().0[0];
+        let e = &load_str(Path::new("gw.toml"), &text, &FakeEnv::default())
+            .unwrap_err()
+            .0[0];
         assert_eq!(e.key, "servers[1].policy.mode");
     }
 

@@ -1,18 +1,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::{ConfigError, Environment, load_str};
-
-struct NoEnv;
-
-impl Environment for NoEnv {
-    fn var(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn read_file(&self, path: &Path) -> Result<Vec<u8>, String> {
-        Err(format!("no such file {}", path.display()))
-    }
-}
+use crate::load::tests::FakeEnv;
+use crate::{ConfigError, load_str};
 
 const BASE: &str = r#"
 [listen]
@@ -25,7 +15,7 @@ url = "http://127.0.0.1:3001/mcp"
 "#;
 
 fn errors(text: &str) -> Vec<ConfigError> {
-    match load_str(Path::new("/etc/tollgate/gw.toml"), text, &NoEnv) {
+    match load_str(Path::new("/etc/tollgate/gw.toml"), text, &FakeEnv::default()) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.0,
     }
@@ -33,7 +23,7 @@ fn errors(text: &str) -> Vec<ConfigError> {
 
 #[test]
 fn a_config_without_audit_keys_gets_safe_defaults() {
-    let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), BASE, &NoEnv).unwrap();
+    let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), BASE, &FakeEnv::default()).unwrap();
     let a = &loaded.config.audit;
     assert!(a.enabled);
     assert_eq!(a.durability, Durability::Batch);
@@ -58,7 +48,7 @@ fn every_audit_key_loads() {
          [audit.otlp]\nenabled = true\nendpoint = \"http://collector:4318\"\ntimeout = \"2s\"\n\
          queue_capacity = 10\nbatch_records = 5\nbatch_interval = \"100ms\"\n"
     );
-    let loaded = load_str(Path::new("gw.toml"), &text, &NoEnv).unwrap();
+    let loaded = load_str(Path::new("gw.toml"), &text, &FakeEnv::default()).unwrap();
     let a = &loaded.config.audit;
     assert_eq!(a.durability, Durability::Strict);
     assert_eq!(a.directory_for(&loaded.path), PathBuf::from("/var/lib/tollgate/audit"));

@@ -1,18 +1,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::{ConfigError, Environment, load_str};
-
-struct NoEnv;
-
-impl Environment for NoEnv {
-    fn var(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn read_file(&self, path: &Path) -> Result<Vec<u8>, String> {
-        Err(format!("no such file {}", path.display()))
-    }
-}
+use crate::load::tests::FakeEnv;
+use crate::{ConfigError, load_str};
 
 const BASE: &str = r#"
 [listen]
@@ -25,7 +15,7 @@ url = "http://127.0.0.1:3001/mcp"
 "#;
 
 fn errors(text: &str) -> Vec<ConfigError> {
-    match load_str(Path::new("/etc/tollgate/gw.toml"), text, &NoEnv) {
+    match load_str(Path::new("/etc/tollgate/gw.toml"), text, &FakeEnv::default()) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.0,
     }
@@ -33,7 +23,7 @@ fn errors(text: &str) -> Vec<ConfigError> {
 
 #[test]
 fn a_config_without_tracing_keys_does_not_trace() {
-    let loaded = load_str(Path::new("gw.toml"), BASE, &NoEnv).unwrap();
+    let loaded = load_str(Path::new("gw.toml"), BASE, &FakeEnv::default()).unwrap();
     let t = &loaded.config.tracing;
     assert!(!t.enabled);
     assert_eq!(t.traces_url(), "http://127.0.0.1:4318/v1/traces");
@@ -49,7 +39,7 @@ fn every_tracing_key_loads() {
         "{BASE}\n[tracing]\nenabled = true\nendpoint = \"https://collector.example.com:4318/otlp/\"\n\
          service_name = \"gw-eu\"\nsample_ratio = 0.25\ntimeout = \"750ms\"\nqueue_capacity = 10\n"
     );
-    let loaded = load_str(Path::new("gw.toml"), &text, &NoEnv).unwrap();
+    let loaded = load_str(Path::new("gw.toml"), &text, &FakeEnv::default()).unwrap();
     let t = &loaded.config.tracing;
     assert!(t.enabled);
     assert_eq!(t.traces_url(), "https://collector.example.com:4318/otlp/v1/traces");
@@ -63,7 +53,10 @@ fn every_tracing_key_loads() {
 fn the_ratio_bounds_are_allowed() {
     for ratio in ["0.0", "1.0", "0", "1"] {
         let text = format!("{BASE}\n[tracing]\nsample_ratio = {ratio}\n");
-        assert!(load_str(Path::new("gw.toml"), &text, &NoEnv).is_ok(), "{ratio}");
+        assert!(
+            load_str(Path::new("gw.toml"), &text, &FakeEnv::default()).is_ok(),
+            "{ratio}"
+        );
     }
 }
 
