@@ -265,6 +265,10 @@ impl AuditSink {
             sync_records: settings.sync_records.max(1),
             otlp: otlp_feed,
             observer: settings.observer.clone(),
+            gather: match settings.durability {
+                Durability::Batch => writer::GATHER.min(settings.sync_interval / 2),
+                Durability::Strict => Duration::ZERO,
+            },
             state: State::default(),
         };
         let thread = std::thread::Builder::new()

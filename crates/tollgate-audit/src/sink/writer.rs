@@ -5,8 +5,12 @@
 //! the batch with one `write`, and calls `fdatasync` when a strict record or
 //! a flush waits, when `sync_records` records are unsynced, or when the
 //! oldest unsynced record is `sync_interval` old. Strict callers are
-//! answered only after that sync. Records dropped by callers (queue full) or
-//! lost to a failed write are announced by a `gap` line.
+//! answered only after that sync. In batch durability the writer then
+//! sleeps for [`GATHER`] (at most half of `sync_interval`) so that records
+//! arriving meanwhile are queued without waking it: under load one
+//! wake-up, one `write` and one hash pass serve many records. Records
+//! dropped by callers (queue full) or lost to a failed write are announced
+//! by a `gap` line.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -24,6 +28,8 @@ use crate::record::CallRecord;
 
 /// Most messages taken in one turn.
 const MAX_BATCH: usize = 4096;
+/// How long records gather between busy turns in batch durability.
+pub(crate) const GATHER: Duration = Duration::from_millis(2);
 /// Longest sleep when idle (to announce drops and rotate on time).
 const IDLE_TICK: Duration = Duration::from_secs(1);
 
@@ -53,6 +59,9 @@ pub(crate) struct Writer {
     pub(crate) sync_records: usize,
     pub(crate) otlp: Option<OtlpFeed>,
     pub(crate) observer: Option<CommitObserver>,
+    /// Batch durability: after a busy turn, let records gather this long
+    /// before the next one (zero in strict durability).
+    pub(crate) gather: Duration,
     pub(crate) state: State,
 }
 
@@ -69,13 +78,13 @@ pub(crate) struct State {
 impl Writer {
     pub(crate) fn run(mut self) {
         loop {
-            let closing = match self.rx.recv_timeout(self.timeout()) {
-                Ok(first) => self.take_batch(first),
+            let (closing, busy) = match self.rx.recv_timeout(self.timeout()) {
+                Ok(first) => (self.take_batch(first), true),
                 Err(RecvTimeoutError::Timeout) => {
                     self.announce_gap();
-                    None
+                    (None, false)
                 }
-                Err(RecvTimeoutError::Disconnected) => Some(None),
+                Err(RecvTimeoutError::Disconnected) => (Some(None), false),
             };
             self.write();
             if closing.is_some() || self.sync_due() {
@@ -87,6 +96,11 @@ impl Writer {
             }
             if self.trail.rotation_due() {
                 self.rotate();
+            }
+            if busy && !self.gather.is_zero() {
+                // While the writer sleeps, callers queue without waking it:
+                // one wake-up and one `write` serve many records.
+                std::thread::sleep(self.gather);
             }
         }
     }
