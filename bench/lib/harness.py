@@ -13,6 +13,10 @@ Arms:
   B   nginx proxy_pass, upstream keep-alive, proxy_buffering off (1 worker)
   Cu  Tollgate, header_trust = "upstream" (zero-parse path), 1 worker thread
   Cv  Tollgate, header_trust = "verify" (bounded body scan), same process
+  Ca  Tollgate, verify route + audit trail (batch durability), own process
+  Cf  Tollgate, full pipeline: verify route + bearer JWT (dev issuer, token
+      cache) + scope + Cedar decision over 100 policies + audit (batch),
+      own process; the load carries `Authorization: Bearer <token>`
 
 Settings come from the environment; see bench/README.md.
 """
@@ -25,6 +29,7 @@ import os
 import platform
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,7 +86,11 @@ PORTS = {
     "A": S["port_base"] + 1,
     "B": S["port_base"] + 2,
     "SSE": S["port_base"] + 3,
+    "CA": S["port_base"] + 4,
+    "CF": S["port_base"] + 5,
     "C_ADMIN": S["port_base"] + 10,
+    "CA_ADMIN": S["port_base"] + 11,
+    "CF_ADMIN": S["port_base"] + 12,
 }
 
 MCP_HEADERS = [
@@ -99,7 +108,18 @@ ARMS = [
     ("B", PORTS["B"], "/mcp/bench", "nginx proxy_pass (keep-alive, proxy_buffering off)"),
     ("Cu", PORTS["C"], "/mcp/bench", 'Tollgate, header_trust = "upstream" (zero-parse)'),
     ("Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify" (body scan)'),
+    ("Ca", PORTS["CA"], "/mcp/bench-audit", "Tollgate, verify + audit trail (batch durability)"),
+    ("Cf", PORTS["CF"], "/mcp/bench-full",
+     "Tollgate, full pipeline: verify + bearer JWT (cached) + scope + Cedar (100 policies) + audit (batch)"),
 ]
+# Headers one arm sends besides MCP_HEADERS (Cf's bearer token, minted at start).
+ARM_HEADERS: dict[str, list[tuple[str, str]]] = {}
+# Requests sent to each arm over the whole run (sanity checks, warmups,
+# measured runs), to compare with the audit records written.
+SENT: dict[str, int] = {}
+# The Tollgate processes with an audit trail: arm -> directory (in WORK).
+AUDITED = {"Ca": "audit-Ca", "Cf": "audit-Cf"}
+FULL_ROUTE = "bench-full"
 SSE_ARMS = [
     ("A", PORTS["SSE"], "/mcp", "direct to the SSE stub"),
     ("B", PORTS["B"], "/mcp/sse", "nginx proxy_pass, proxy_buffering off"),
@@ -118,6 +138,39 @@ def log(msg: str) -> None:
 def cpu_ticks(pid: int) -> int:
     """utime + stime of a whole process (all threads), in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
+        s = f.read()
+    fields = s[s.rindex(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def thread_cpu(pid: int) -> dict[str, dict]:
+    """Per thread name (tokio workers, the audit writer, ...): CPU seconds
+    (utime+stime), voluntary and involuntary context switches, summed over
+    the threads of that name, since the process started."""
+    out: dict[str, dict] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            comm = open(f"{base}/comm").read().strip()
+            ticks = cpu_ticks_path(f"{base}/stat")
+            sw = {}
+            with open(f"{base}/status") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                        sw[key] = int(value)
+        except OSError:
+            continue
+        e = out.setdefault(comm, {"threads": 0, "cpu_s": 0.0, "voluntary_ctxt_switches": 0, "nonvoluntary_ctxt_switches": 0})
+        e["threads"] += 1
+        e["cpu_s"] = round(e["cpu_s"] + ticks / TICK, 2)
+        for k, v in sw.items():
+            e[k] += v
+    return out
+
+
+def cpu_ticks_path(path: str) -> int:
+    with open(path) as f:
         s = f.read()
     fields = s[s.rindex(")") + 2 :].split()
     return int(fields[11]) + int(fields[12])
@@ -285,6 +338,25 @@ def port_free(port: int) -> bool:
         s.close()
 
 
+def wait_ready(port: int, timeout: float = 20.0) -> None:
+    """Until the admin listener's /readyz answers 200 (keys, policies and
+    the audit trail are loaded)."""
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(f"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+                head = s.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+            if " 200 " in head + " ":
+                return
+            last = head
+        except OSError as e:
+            last = str(e)
+        time.sleep(0.1)
+    raise RuntimeError(f"127.0.0.1:{port}/readyz not ready after {timeout}s ({last})")
+
+
 def render(template: str, out: Path, extra: dict[str, str] | None = None) -> Path:
     text = (BENCH / "conf" / template).read_text()
     values = {"WORK": str(WORK), "STUB_BODY": STUB_BODY, **{f"PORT_{k}": str(v) for k, v in PORTS.items()}}
@@ -321,9 +393,9 @@ def make_body(size: int) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-def raw_request(port: int, path: str, body: bytes) -> bytes:
+def raw_request(port: int, path: str, body: bytes, extra: list[tuple[str, str]] | None = None) -> bytes:
     lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
-    lines += [f"{k}: {v}" for k, v in MCP_HEADERS]
+    lines += [f"{k}: {v}" for k, v in MCP_HEADERS + (extra or [])]
     lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
@@ -358,14 +430,37 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     return status, headers, rest
 
 
-def sanity_check(name: str, port: int, path: str, body: bytes, sse: bool = False) -> None:
+def dechunk(data: bytes) -> bytes:
+    out, rest = b"", data
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        n = int(size_line.split(b";")[0], 16)
+        if n == 0:
+            break
+        out, rest = out + rest[:n], rest[n + 2 :]
+    return out
+
+
+def sanity_check(name: str, port: int, path: str, body: bytes, sse: bool = False,
+                 extra: list[tuple[str, str]] | None = None) -> None:
+    """One request: 200 with the right content type and, for JSON, a
+    JSON-RPC result (a policy denial is a 200 with a JSON-RPC error)."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(raw_request(port, path, body))
+        s.sendall(raw_request(port, path, body, extra))
         status, headers, payload = read_response(s)
     ctype = headers.get("content-type", "")
     want = "text/event-stream" if sse else "application/json"
     if status != 200 or not ctype.startswith(want):
         raise RuntimeError(f"arm {name} ({port}{path}) answered {status} {ctype}: {payload[:400]!r}")
+    if not sse:
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            payload = dechunk(payload)
+        try:
+            doc = json.loads(payload)
+        except ValueError as e:
+            raise RuntimeError(f"arm {name} ({port}{path}): the answer is not JSON ({e}): {payload[:400]!r}") from None
+        if not isinstance(doc, dict) or "result" not in doc or "error" in doc:
+            raise RuntimeError(f"arm {name} ({port}{path}) answered 200 without a JSON-RPC result: {payload[:400]!r}")
 
 
 # --------------------------------------------------------------------------
@@ -374,9 +469,9 @@ def sanity_check(name: str, port: int, path: str, body: bytes, sse: bool = False
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def wrk_lua(body_path: Path) -> Path:
-    lua = WORK / "post.lua"
-    head = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in MCP_HEADERS)
+def wrk_lua(body_path: Path, name: str = "post", extra: list[tuple[str, str]] | None = None) -> Path:
+    lua = WORK / f"{name}.lua"
+    head = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in MCP_HEADERS + (extra or []))
     lua.write_text(
         f'local f = assert(io.open("{body_path}", "rb"))\n'
         "wrk.body = f:read(\"*a\")\nf:close()\n"
@@ -410,13 +505,13 @@ def run_wrk(url: str, seconds: float, lua: Path) -> dict:
     }
 
 
-def run_oha(url: str, seconds: float, body_path: Path) -> dict:
+def run_oha(url: str, seconds: float, body_path: Path, extra: list[tuple[str, str]] | None = None) -> dict:
     argv = [
         "taskset", "-c", S["client_cpu"], TOOLS["oha"], "-z", f"{seconds}s",
         "-w", "-q", str(S["rate"]), "--latency-correction", "-c", str(S["rate_conns"]),
         "--no-tui", "--output-format", "json", "-m", "POST", "-D", str(body_path),
     ]
-    for k, v in MCP_HEADERS:
+    for k, v in MCP_HEADERS + (extra or []):
         argv += ["-H", f"{k}: {v}"]
     argv.append(url)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30)
@@ -566,6 +661,94 @@ def sse_round(clients: dict[str, SseClient], samples: int) -> dict[str, dict]:
 # --------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------
+# The full pipeline: policies, token, audit trail
+
+
+def prepare_policies() -> dict:
+    """WORK/policies: bench/conf/policies (policies and their tests) with
+    the repo's current schema, validated and tested with the gateway's own
+    commands before anything starts."""
+    src, dst = BENCH / "conf" / "policies", WORK / "policies"
+    (dst / "tests").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "policies" / "schema.cedarschema", dst / "schema.cedarschema")
+    for f in src.glob("*.cedar"):
+        shutil.copy(f, dst / f.name)
+    for f in (src / "tests").glob("*.toml"):
+        shutil.copy(f, dst / "tests" / f.name)
+    out = {}
+    for cmd in ("validate", "test"):
+        p = subprocess.run([TOOLS["tollgate"], "policy", cmd, "--policies", str(dst)],
+                           capture_output=True, text=True, timeout=60)
+        text = (p.stdout + p.stderr).strip()
+        if p.returncode != 0:
+            raise RuntimeError(f"tollgate policy {cmd} failed on the bench policies:\n{text}")
+        out[cmd] = text.splitlines()[-1] if text else ""
+    policies = sum(f.read_text().count("@id(") for f in dst.glob("*.cedar"))
+    log(f"bench policies: {policies} policies; validate: {out['validate']}; test: {out['test']}")
+    return {"policies": policies, "validate": out["validate"], "test": out["test"]}
+
+
+def mint_token(config: Path) -> str:
+    argv = [TOOLS["tollgate"], "token", "mint", "--config", str(config), "--sub", "bench", "--team", "bench",
+            "--scope", "mcp:tools", "--server", FULL_ROUTE, "--ttl", "12h"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    token = p.stdout.strip()
+    if p.returncode != 0 or token.count(".") != 2:
+        raise RuntimeError(f"tollgate token mint failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return token
+
+
+def audit_trail(arm: str, directory: Path) -> dict:
+    """Count the records a stopped gateway wrote, compare them with the
+    requests sent to its arm, and check the chain with `tollgate audit
+    verify`."""
+    kinds: dict[str, int] = {}
+    outcomes: dict[str, int] = {}
+    statuses: dict[str, int] = {}
+    dropped = 0
+    files = sorted(directory.glob("*.jsonl"))
+    size = 0
+    for path in files:
+        size += path.stat().st_size
+        with open(path, "rb") as f:
+            for line in f:
+                rec = json.loads(line)
+                kind = rec.get("kind", "?")
+                kinds[kind] = kinds.get(kind, 0) + 1
+                if kind == "call":
+                    o = (rec.get("decision") or {}).get("outcome", "?")
+                    outcomes[o] = outcomes.get(o, 0) + 1
+                    st = str(rec.get("status", "?"))
+                    statuses[st] = statuses.get(st, 0) + 1
+                elif kind == "gap":
+                    dropped += int(rec.get("dropped", 0))
+    p = subprocess.run([TOOLS["tollgate"], "audit", "verify", "--sealed", str(directory)],
+                       capture_output=True, text=True, timeout=600)
+    calls = kinds.get("call", 0)
+    sent = SENT.get(arm, 0)
+    rec = {
+        "arm": arm,
+        "files": len(files),
+        "bytes": size,
+        "lines": sum(kinds.values()),
+        "call_records": calls,
+        "kinds": kinds,
+        "outcomes": outcomes,
+        "statuses": statuses,
+        "dropped": dropped,
+        "requests_sent": sent,
+        "records_per_request": round(calls / sent, 4) if sent else None,
+        "bytes_per_record": round(size / calls, 1) if calls else None,
+        "verify_ok": p.returncode == 0,
+        "verify": (p.stdout + p.stderr).strip().splitlines()[:3],
+    }
+    log(f"audit {arm}: {calls} call records for {sent} requests sent ({rec['records_per_request']}), "
+        f"outcomes {outcomes}, dropped {dropped}, {size / 1e6:.1f} MB in {len(files)} file(s); "
+        f"verify: {'ok' if rec['verify_ok'] else 'FAILED'}: {rec['verify'][0] if rec['verify'] else ''}")
+    return rec
+
+
 def tool_version(argv: list[str]) -> str:
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=10)
@@ -622,6 +805,7 @@ def main() -> int:
         "fixed_rate": [],
         "idle": [],
         "sse": [],
+        "audit": [],
     }
 
     procs = Procs()
@@ -641,23 +825,38 @@ def main() -> int:
         wait_port(PORTS["SSE"])
         proxy = procs.start("nginx-proxy", [TOOLS["nginx"], "-p", str(WORK), "-c", str(render("nginx-proxy.conf", WORK / "nginx-proxy.conf"))])
         gw = procs.start("tollgate", [TOOLS["tollgate"], "serve", "--config", str(render("tollgate.toml", WORK / "tollgate.toml")), "--log", "warn"])
+        # Ca and Cf: audit, policy and token issuers are settings of the
+        # whole process, so each has its own.
+        gwa = procs.start("tollgate-audit", [TOOLS["tollgate"], "serve", "--config",
+                                             str(render("tollgate-audit.toml", WORK / "tollgate-audit.toml")), "--log", "warn"])
+        doc["pipeline"] = prepare_policies()
+        full_conf = render("tollgate-full.toml", WORK / "tollgate-full.toml")
+        token = mint_token(full_conf)
+        doc["pipeline"].update({"route": FULL_ROUTE, "token": {"sub": "bench", "team": "bench", "scope": "mcp:tools",
+                                                               "issuer": "dev issuer (ES256)", "bytes": len(token)}})
+        ARM_HEADERS["Cf"] = [("Authorization", f"Bearer {token}")]
+        gwf = procs.start("tollgate-full", [TOOLS["tollgate"], "serve", "--config", str(full_conf), "--log", "warn"])
         wait_port(PORTS["B"])
-        wait_port(PORTS["C"])
+        for key in ("C", "CA", "CF"):
+            wait_port(PORTS[key])
+            wait_ready(PORTS[f"{key}_ADMIN"])
         procs.check()
+        luas = {name: wrk_lua(body_path, f"post-{name}", ARM_HEADERS[name]) if name in ARM_HEADERS else lua
+                for name, _, _, _ in ARMS}
         time.sleep(0.3)
         stub_worker = children_of(stub.pid)
         proxy_worker = children_of(proxy.pid)
         if len(stub_worker) != 1 or len(proxy_worker) != 1:
             raise RuntimeError(f"expected one nginx worker each, got {stub_worker} and {proxy_worker}")
-        serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw.pid, "Cv": gw.pid}
-        meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw.pid, "sse": sse.pid}
-        doc["baseline_rss_kib"] = {
-            "stub": proc_status(stub_worker[0])["VmRSS"],
-            "nginx": proc_status(proxy_worker[0])["VmRSS"],
-            "tollgate": proc_status(gw.pid)["VmRSS"],
-        }
+        serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw.pid, "Cv": gw.pid, "Ca": gwa.pid, "Cf": gwf.pid}
+        meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw.pid, "sse": sse.pid,
+                      "tollgate_audit": gwa.pid, "tollgate_full": gwf.pid}
+        rss_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw.pid,
+                    "tollgate_audit": gwa.pid, "tollgate_full": gwf.pid}
+        doc["baseline_rss_kib"] = {k: proc_status(p)["VmRSS"] for k, p in rss_pids.items()}
         for name, port, path, _ in ARMS:
-            sanity_check(name, port, path, body)
+            sanity_check(name, port, path, body, extra=ARM_HEADERS.get(name))
+            SENT[name] = SENT.get(name, 0) + 1
         for name, port, path, _ in SSE_ARMS:
             sanity_check(f"sse-{name}", port, path, body, sse=True)
         log(f"all arms answer 200; idle RSS: {doc['baseline_rss_kib']} KiB")
@@ -673,9 +872,10 @@ def main() -> int:
             for name, port, path, _ in ARMS:
                 url = f"http://127.0.0.1:{port}{path}"
                 if S["warmup_seconds"] > 0:
-                    run_wrk(url, S["warmup_seconds"], lua)
+                    SENT[name] = SENT.get(name, 0) + run_wrk(url, S["warmup_seconds"], luas[name])["requests"]
                 with Meter(meter_pids) as m:
-                    res = run_wrk(url, secs, lua)
+                    res = run_wrk(url, secs, luas[name])
+                SENT[name] = SENT.get(name, 0) + res["requests"]
                 rec = {"arm": name, "round": r, **res, **m.result}
                 doc["throughput"].append(rec)
                 log(f"round {r}/{S['rounds']} c={S['conns']} {name:>2}: {res['rps']:>9.0f} rps"
@@ -684,7 +884,8 @@ def main() -> int:
             for name, port, path, _ in ARMS:
                 url = f"http://127.0.0.1:{port}{path}"
                 with Meter(meter_pids) as m:
-                    res = run_oha(url, secs, body_path)
+                    res = run_oha(url, secs, body_path, ARM_HEADERS.get(name))
+                SENT[name] = SENT.get(name, 0) + res["requests"]
                 rec = {"arm": name, "round": r, **res, **m.result}
                 doc["fixed_rate"].append(rec)
                 bad = sum(v for k, v in res["status"].items() if k != "200") + sum(res["errors"].values())
@@ -692,7 +893,7 @@ def main() -> int:
                     f"  others {m.result['others_cores']:.2f} steal {m.result['steal_cores']:.2f}{'  NOISY' if m.result['noisy'] else ''}"
                     f"{'  ERRORS ' + str(bad) if bad else ''}")
             procs.check()
-            for key, pid in (("stub", stub_worker[0]), ("nginx", proxy_worker[0]), ("tollgate", gw.pid)):
+            for key, pid in rss_pids.items():
                 doc.setdefault("rss_after_rounds_kib", {})[key] = proc_status(pid)
 
         # ---- SSE time to first event, arms interleaved in blocks within each round
@@ -711,8 +912,23 @@ def main() -> int:
             for c in clients.values():
                 c.close()
         procs.check()
+        # CPU per thread of each Tollgate process over the whole run: shows
+        # the audit writer thread apart from the request path.
+        doc["threads"] = {k: thread_cpu(p) for k, p in rss_pids.items() if k.startswith("tollgate")}
     finally:
         procs.stop_all()
+
+    # ---- the audit trails, complete and sealed now that the gateways stopped
+    for arm, directory in AUDITED.items():
+        if (WORK / directory).is_dir():
+            rec = audit_trail(arm, WORK / directory)
+            writer = doc.get("threads", {}).get(report.serving_key(arm), {}).get("tollgate-audit")
+            if writer and rec["call_records"]:
+                rec["writer_cpu_us_per_record"] = round(writer["cpu_s"] * 1e6 / rec["call_records"], 2)
+                rec["writer_wakeups_per_record"] = round(writer["voluntary_ctxt_switches"] / rec["call_records"], 3)
+                log(f"audit {arm}: writer thread {rec['writer_cpu_us_per_record']} µs CPU per record, "
+                    f"{rec['writer_wakeups_per_record']} wakeups per record")
+            doc["audit"].append(rec)
 
     doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     doc["summary"] = report.summarize(doc)

@@ -19,13 +19,24 @@ import sys
 from pathlib import Path
 
 
-C_ARMS = ("Cu", "Cv")
+C_ARMS = ("Cu", "Cv", "Ca", "Cf")
+# Arms compared with Tollgate arms besides A and B: Ca (audit) and Cf (full
+# pipeline) against the pure verify proxy Cv, and Cf against Ca.
+EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca")}
+# The pipeline's parts, as differences of arms: (name, arm, base, what).
+PARTS = [
+    ("audit", "Ca", "Cv", "audit trail (batch)"),
+    ("auth_policy", "Cf", "Ca", "token + scope + Cedar"),
+    ("pipeline", "Cf", "Cv", "full pipeline"),
+]
 TARGETS = {
     "rps_ratio_vs_nginx": 1.0,  # C ratio / B ratio, at least
     "added_p50_ms": 0.10,
     "added_p99_ms": 0.25,
     "sse_added_p50_ms": 0.10,
     "idle_kib_per_conn": 8.0,
+    "audit_cpu_us": 3.0,  # PERF.md §4: audit ≤ 3 µs CPU per request
+    "full_vs_pure_rps": 0.75,  # PERF.md §4: the full pipeline keeps ≥ 0.75x of pure-proxy RPS
 }
 
 
@@ -62,7 +73,7 @@ def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
 
 
 def serving_key(arm: str) -> str:
-    return {"A": "stub", "B": "nginx"}.get(arm, "tollgate")
+    return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full"}.get(arm, "tollgate")
 
 
 TICK = 100  # USER_HZ, the unit of utime/stime in /proc (the run records its own)
@@ -108,6 +119,13 @@ def summarize(doc: dict) -> dict:
             m = entry["ratio_vs_A"]["median"]
             entry["proxy_cost"] = round(1 / m - 1, 3) if m else None
             entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
+            for base in EXTRA_BASES.get(arm, ()):
+                rows = []
+                for r in sorted(tp):
+                    b, x = tp[r].get(base), tp[r].get(arm)
+                    if b and x:
+                        rows.append({"round": r, "value": x["rps"] / b["rps"], "noisy": b["noisy"] or x["noisy"]})
+                entry[f"ratio_vs_{base}"] = pick(rows)
         out["throughput"][arm] = entry
 
     # ---- fixed rate: added latency vs A (and vs B), CPU per request
@@ -122,7 +140,7 @@ def summarize(doc: dict) -> dict:
             entry[q] = pick([{"round": x["round"], "value": x[q], "noisy": x["noisy"]} for x in recs])
         if arm != "A":
             entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
-            for base in ("A", "B") if arm in C_ARMS else ("A",):
+            for base in (("A", "B") + EXTRA_BASES.get(arm, ())) if arm in C_ARMS else ("A",):
                 for q in ("p50_ms", "p90_ms", "p99_ms"):
                     rows = []
                     for r in sorted(fr):
@@ -136,6 +154,29 @@ def summarize(doc: dict) -> dict:
                         rows.append({"round": r, "value": value, "noisy": b["noisy"] or x["noisy"]})
                     entry[f"added_{q}_vs_{base}"] = pick(rows)
         out["fixed_rate"][arm] = entry
+
+    # ---- the pipeline's parts: CPU and latency of one arm minus another
+    for part, arm, base, what in PARTS:
+        t, f = out["throughput"], out["fixed_rate"]
+        if arm not in t or base not in t:
+            continue
+
+        def minus(a, b, digits=2):
+            return round(a - b, digits) if a is not None and b is not None else None
+
+        out.setdefault("pipeline", {})[part] = {
+            "arm": arm,
+            "base": base,
+            "what": what,
+            "cpu_us_saturation": minus(t[arm]["cpu_us_per_req"], t[base]["cpu_us_per_req"]),
+            "cpu_us_fixed_rate": minus(f[arm]["cpu_us_per_req"], f[base]["cpu_us_per_req"]),
+            "rps_ratio": t[arm].get(f"ratio_vs_{base}"),
+            **{f"added_{q}": f[arm].get(f"added_{q}_vs_{base}") for q in ("p50_ms", "p90_ms", "p99_ms")},
+        }
+
+    # ---- audit trails: records written for the requests sent
+    for rec in doc.get("audit", []):
+        out.setdefault("audit", {})[rec["arm"]] = rec
 
     # ---- SSE time to first event
     ss = by_round(doc["sse"])
@@ -196,6 +237,16 @@ def summarize(doc: dict) -> dict:
                TARGETS["added_p50_ms"], "ms", basis=f["added_p50_ms_vs_A"]["basis"])
         target(f"added p99 at {doc['settings']['rate']} RPS", arm, f["added_p99_ms_vs_A"]["median"],
                TARGETS["added_p99_ms"], "ms", basis=f["added_p99_ms_vs_A"]["basis"])
+    pl = out.get("pipeline", {})
+    if "pipeline" in pl and pl["pipeline"]["rps_ratio"]:
+        r = pl["pipeline"]["rps_ratio"]
+        target("full pipeline RPS ≥ 0.75x pure proxy's (Cf/Cv)", "Cf", r["median"], TARGETS["full_vs_pure_rps"],
+               "x of Cv", higher_is_better=True, basis=r["basis"])
+    if "audit" in pl:
+        target("audit CPU per request at saturation (Ca - Cv)", "Ca", pl["audit"]["cpu_us_saturation"],
+               TARGETS["audit_cpu_us"], "µs")
+        target(f"audit CPU per request at {doc['settings']['rate']} RPS (Ca - Cv)", "Ca",
+               pl["audit"]["cpu_us_fixed_rate"], TARGETS["audit_cpu_us"], "µs")
     if "Cu" in out["sse"]:
         s = out["sse"]["Cu"]["added_ttfe_p50_ms"]
         target("SSE first event added, p50", "Cu", s["median"], TARGETS["sse_added_p50_ms"], "ms", basis=s["basis"])
@@ -314,6 +365,49 @@ def markdown(doc: dict) -> str:
              "below 1 ms (otherwise it measures the other tenant); n/a means no round qualified. "
              "CPU µs/req: utime+stime of the arm's own process (nginx worker or Tollgate; A: the stub) over all rounds / requests.")
     L.append("")
+
+    if s.get("pipeline"):
+        L.append("## Full pipeline: what each part adds")
+        L.append("")
+        pipe = doc.get("pipeline", {})
+        if pipe:
+            L.append(f"Cf calls route `{pipe.get('route')}` with a bearer token from the development issuer "
+                     f"(ES256, {pipe.get('token', {}).get('bytes', '?')} B, one token for the whole run, so every request "
+                     f"after the first is a token-cache hit), needs scope `mcp:tools`, is decided against "
+                     f"{pipe.get('policies', '?')} Cedar policies (decision cache on, the default; policy tests: "
+                     f"{pipe.get('test', '?')}) and writes one audit record (batch durability). Ca has only the audit trail.")
+            L.append("")
+        L.append(f"| Part | arms | CPU µs/req at saturation | CPU µs/req at {rate} RPS | RPS ratio (median of rounds) "
+                 f"| added p50 ms at {rate} RPS | added p90 ms | added p99 ms |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for part, e in s["pipeline"].items():
+            rr = e["rps_ratio"]
+            cells = [f"{f(e[f'added_{q}']['median'])}{flag(e[f'added_{q}'])}" if e.get(f"added_{q}") else "n/a"
+                     for q in ("p50_ms", "p90_ms", "p99_ms")]
+            L.append(f"| {e['what']} | {e['arm']} − {e['base']} | {f(e['cpu_us_saturation'], 1)} | {f(e['cpu_us_fixed_rate'], 1)} "
+                     f"| {f(rr['median'], 3) + flag(rr) if rr else 'n/a'} | " + " | ".join(cells) + " |")
+        L.append("")
+        L.append("Each latency cell is the median over rounds of (arm − base) in the same round; a p99 counts only in rounds "
+                 "where A's own p99 is below 1 ms. CPU: the difference of the two processes' CPU µs/req over all rounds.")
+        L.append("")
+    if s.get("audit"):
+        L.append("## Audit trails")
+        L.append("")
+        L.append("| Arm | requests sent | call records | records / request | outcomes | dropped (gap lines) | bytes / record "
+                 "| writer thread CPU µs / record | writer wakeups / record | files | `audit verify --sealed` |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for arm, a in s["audit"].items():
+            outcomes = ", ".join(f"{k} {v}" for k, v in sorted(a["outcomes"].items())) or "none"
+            L.append(f"| {arm} | {a['requests_sent']} | {a['call_records']} | {f(a['records_per_request'], 4)} | {outcomes} "
+                     f"| {a['dropped']} | {f(a['bytes_per_record'], 0)} | {f(a.get('writer_cpu_us_per_record'), 1)} "
+                     f"| {f(a.get('writer_wakeups_per_record'), 2)} | {a['files']} | {'ok' if a['verify_ok'] else 'FAILED'} |")
+        L.append("")
+        L.append("Requests sent = the sanity check, wrk warmups and measured runs (responses counted by wrk) and oha runs. "
+                 "wrk does not count requests still in flight when it stops, so records can exceed it by up to "
+                 f"{st['conns']} per wrk run. Writer thread: CPU of the `tollgate-audit` thread over the whole run / call records; "
+                 "wakeups = its voluntary context switches / call records (about 1: the writer wakes, writes and sleeps again "
+                 "for every record, no batching).")
+        L.append("")
 
     if s["sse"]:
         L.append(f"## SSE: time to first event ({st['sse_events']} events, {st['sse_gap_ms']:g} ms apart, Python asyncio upstream)")
