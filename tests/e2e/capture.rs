@@ -1,6 +1,7 @@
-//! Opt-in capture of arguments and results in the audit record, through the
-//! real gateway: off by default, redacted by key, cut at the size cap, and
-//! only on the routes that ask for it.
+//! What the audit record keeps of a call's content, through the real
+//! gateway: opt-in capture of arguments and results (off by default,
+//! redacted by key, cut at the size cap, only on the routes that ask for it)
+//! and the byte count of a request body that was forwarded unread.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -61,4 +62,39 @@ async fn routes_that_opt_in_capture_redacted_arguments_and_results() {
     assert!(!first.truncated);
     let long = captured[1].capture.as_ref().unwrap();
     assert!(long.truncated, "values over capture_max_bytes are cut");
+}
+
+#[tokio::test]
+async fn a_chunked_body_forwarded_unread_is_counted_as_it_streams() {
+    let demo = Demo::spawn().await;
+    let mut gw = TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"trusting\"\nurl = \"{}\"\nheader_trust = \"upstream\"\n",
+        demo.url
+    ))
+    .await;
+    let body = modern_body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "chunked"}}),
+    );
+    let (head, tail) = body.split_at(body.len() / 2);
+    let chunks: Vec<Result<String, std::io::Error>> = vec![Ok(head.to_owned()), Ok(tail.to_owned())];
+    let res = http()
+        .post(gw.url("trusting"))
+        .headers(modern_headers("tools/call", Some("echo")))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("chunked"));
+    gw.shutdown().await;
+
+    let records = tollgate_e2e::audit_support::records(&gw.audit_dir());
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0].bytes_in,
+        body.len() as u64,
+        "no Content-Length, counted while forwarded"
+    );
 }

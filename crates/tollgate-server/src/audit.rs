@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
@@ -62,6 +64,9 @@ pub(crate) struct CallAudit {
     pub(crate) version: Option<&'static str>,
     pub(crate) elements: Vec<Element>,
     pub(crate) bytes_in: u64,
+    /// Bytes of a request body forwarded unread without a length, counted
+    /// as they stream to the upstream; replaces `bytes_in` at the end.
+    pub(crate) streamed_in: Option<Arc<AtomicU64>>,
     pub(crate) trace_id: Option<String>,
     pub(crate) forwarded: bool,
     pub(crate) ttfb: Option<Duration>,
@@ -91,6 +96,7 @@ impl CallAudit {
             version: None,
             elements: Vec::new(),
             bytes_in: 0,
+            streamed_in: None,
             trace_id: None,
             forwarded: false,
             ttfb: None,
@@ -252,6 +258,9 @@ impl CallAudit {
     /// the metrics.
     pub(crate) fn finish(&mut self, sent: &Sent) {
         self.end_spans(sent);
+        if let Some(count) = &self.streamed_in {
+            self.bytes_in = count.load(Relaxed);
+        }
         match sent.kind {
             Some(ErrorKind::UpstreamUnavailable) => self.shared.metrics.upstream_error(&self.up.label, "unavailable"),
             Some(ErrorKind::UpstreamTimeout) => self.shared.metrics.upstream_error(&self.up.label, "timeout"),

@@ -1,8 +1,11 @@
-//! Response body wrappers: an idle deadline for upstream bodies, and a guard
-//! that records a request's metrics when its response body ends or is
-//! dropped (a client that disconnects mid-stream still counts).
+//! Body wrappers: an idle deadline for upstream bodies, a guard that records
+//! a request's metrics when its response body ends or is dropped (a client
+//! that disconnects mid-stream still counts), and a byte counter for request
+//! bodies forwarded unread (chunked, on `upstream`-trust routes).
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -100,6 +103,45 @@ impl<B: Body, G> Body for GuardedBody<B, G> {
         if !matches!(frame, Some(Ok(_))) {
             // End of stream or error: release the guard now, not at drop.
             this.guard.take();
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+pin_project! {
+    /// Counts the data bytes of `inner` into a shared counter as they pass:
+    /// the audit reads it when the call's records are written.
+    pub(crate) struct CountedBody<B> {
+        #[pin]
+        inner: B,
+        count: Arc<AtomicU64>,
+    }
+}
+
+impl<B> CountedBody<B> {
+    /// Count the bytes of `inner` into `count`.
+    pub(crate) fn new(inner: B, count: Arc<AtomicU64>) -> CountedBody<B> {
+        CountedBody { inner, count }
+    }
+}
+
+impl<B: Body<Data = Bytes>> Body for CountedBody<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.inner.poll_frame(cx));
+        if let Some(data) = frame.as_ref().and_then(|f| f.as_ref().ok()).and_then(Frame::data_ref) {
+            this.count.fetch_add(data.len() as u64, Ordering::Relaxed);
         }
         Poll::Ready(frame)
     }

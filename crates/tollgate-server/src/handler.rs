@@ -30,6 +30,7 @@ use tollgate_mcp::{Call, CallPlan, McpError, StandardHeaders, classify_post, sca
 
 use crate::audit::{CallAudit, Element};
 use crate::authorize::{Refused, authorize_call, authorize_session};
+use crate::body::CountedBody;
 use crate::forward::{send, upstream_request};
 use crate::identity::{authenticate, upstream_credential};
 use crate::lists::{Asker, filter_response, list_of};
@@ -184,7 +185,13 @@ async fn classify(
     match CallPlan::from_headers(&std_headers, up.trust == HeaderTrust::Upstream, up.legacy) {
         Ok(CallPlan::HeadersOnly(call)) => {
             audit.classified(&call, traceparent(parts));
-            Ok((call, Body::new(Limited::new(body, max))))
+            let body = Limited::new(body, max);
+            if content_length(parts).is_some() {
+                return Ok((call, Body::new(body)));
+            }
+            // Chunked and forwarded unread: count the bytes as they pass.
+            let count = audit.streamed_in.insert(Arc::default()).clone();
+            Ok((call, Body::new(CountedBody::new(body, count))))
         }
         Ok(CallPlan::ScanBody) => {
             let bytes = read_body(body, max).await?;
