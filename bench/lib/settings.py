@@ -1,0 +1,110 @@
+"""Settings of a benchmark run, read once from the environment.
+
+Owns the paths (the bench directory, the work and results directories),
+the settings dict `S` recorded in every result, the tool paths, the ports,
+the arms and their request headers, the run-wide counters that other
+modules update (`ARM_HEADERS`, `SENT`), and `log()`. Every other harness
+module imports from here; this module imports none of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+LIB = Path(__file__).resolve().parent
+BENCH = LIB.parent
+ROOT = BENCH.parent
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def env_num(name: str, default: float, kind=int):
+    raw = os.environ.get(name, "").strip()
+    return kind(raw) if raw else kind(default)
+
+
+QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+S = {
+    "quick": QUICK,
+    "rounds": env_num("BENCH_ROUNDS", 2 if QUICK else 5),
+    "seconds": env_num("BENCH_SECONDS", 2 if QUICK else 5, float),
+    "warmup_seconds": env_num("BENCH_WARMUP", 1 if QUICK else 2, float),
+    "conns": env_num("BENCH_CONNS", 32),
+    "rate": env_num("BENCH_RATE", 1000),
+    "rate_conns": env_num("BENCH_RATE_CONNS", 16),
+    "idle_conns": env_num("BENCH_IDLE_CONNS", 1000 if QUICK else 2000),
+    "sse_samples": env_num("BENCH_SSE_SAMPLES", 100 if QUICK else 200),
+    "sse_events": 3,
+    "sse_gap_ms": 2.0,
+    "body_bytes": env_num("BENCH_BODY_BYTES", 1024),
+    "noisy_cores": env_num("BENCH_NOISY_CORES", 0.5, float),
+    "noisy_steal": env_num("BENCH_NOISY_STEAL", 0.1, float),
+    "sse_block": 20,
+    "client_cpu": os.environ.get("BENCH_CLIENT_CPU", "0"),
+    "server_cpu": os.environ.get("BENCH_SERVER_CPU", "1"),
+    "port_base": env_num("BENCH_PORT_BASE", 28080),
+}
+TOOLS = {
+    "tollgate": os.environ.get("TOLLGATE_BIN", ""),
+    "wrk": os.environ.get("WRK_BIN", "wrk"),
+    "oha": os.environ.get("OHA_BIN", "oha"),
+    "nginx": os.environ.get("NGINX_BIN", "nginx"),
+}
+WORK = Path(os.environ.get("BENCH_WORK", BENCH / ".work" / f"run-{os.getpid()}"))
+RESULTS = Path(os.environ.get("BENCH_RESULTS", BENCH / "results"))
+
+PORTS = {
+    "C": S["port_base"],
+    "A": S["port_base"] + 1,
+    "B": S["port_base"] + 2,
+    "SSE": S["port_base"] + 3,
+    "CA": S["port_base"] + 4,
+    "CF": S["port_base"] + 5,
+    "C_ADMIN": S["port_base"] + 10,
+    "CA_ADMIN": S["port_base"] + 11,
+    "CF_ADMIN": S["port_base"] + 12,
+}
+
+MCP_HEADERS = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+    ("MCP-Protocol-Version", "2026-07-28"),
+    ("Mcp-Method", "tools/call"),
+    ("Mcp-Name", "echo"),
+]
+STUB_BODY = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}'
+
+# The throughput / fixed-rate arms: (name, port, path, description).
+ARMS = [
+    ("A", PORTS["A"], "/mcp", "direct to the upstream stub"),
+    ("B", PORTS["B"], "/mcp/bench", "nginx proxy_pass (keep-alive, proxy_buffering off)"),
+    ("Cu", PORTS["C"], "/mcp/bench", 'Tollgate, header_trust = "upstream" (zero-parse)'),
+    ("Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify" (body scan)'),
+    ("Ca", PORTS["CA"], "/mcp/bench-audit", "Tollgate, verify + audit trail (batch durability)"),
+    ("Cf", PORTS["CF"], "/mcp/bench-full",
+     "Tollgate, full pipeline: verify + bearer JWT (cached) + scope + Cedar (100 policies) + audit (batch)"),
+]
+# Headers one arm sends besides MCP_HEADERS (Cf's bearer token, minted at start).
+ARM_HEADERS: dict[str, list[tuple[str, str]]] = {}
+# Requests sent to each arm over the whole run (sanity checks, warmups,
+# measured runs), to compare with the audit records written.
+SENT: dict[str, int] = {}
+# The Tollgate processes with an audit trail: arm -> directory (in WORK).
+AUDITED = {"Ca": "audit-Ca", "Cf": "audit-Cf"}
+FULL_ROUTE = "bench-full"
+SSE_ARMS = [
+    ("A", PORTS["SSE"], "/mcp", "direct to the SSE stub"),
+    ("B", PORTS["B"], "/mcp/sse", "nginx proxy_pass, proxy_buffering off"),
+    ("Cu", PORTS["C"], "/mcp/sse", 'Tollgate, header_trust = "upstream"'),
+]
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def count_sent(arm: str, requests: int) -> None:
+    """Add requests sent to an arm to SENT."""
+    SENT[arm] = SENT.get(arm, 0) + requests

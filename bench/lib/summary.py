@@ -1,0 +1,233 @@
+"""The summary of a result's measurements: medians over rounds.
+
+Owns the statistics (`pct`, `pick`: the median of per-round values over
+clean rounds) and `summarize_runs`, which turns the raw runs of a result
+into per-arm throughput, latency, SSE and idle-memory summaries, the
+pipeline's parts (one arm minus another) and the noise of the run. The
+verdicts against the targets are in targets.py; report.py puts both
+together.
+
+Every headline number is a median over rounds of a per-round comparison
+(PERF.md §3). Rounds in which a run was noisy are left out when at least
+two clean rounds remain; otherwise all rounds are used and the value is
+flagged.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+C_ARMS = ("Cu", "Cv", "Ca", "Cf")
+# Arms compared with Tollgate arms besides A and B: Ca (audit) and Cf (full
+# pipeline) against the pure verify proxy Cv, and Cf against Ca.
+EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca")}
+# The pipeline's parts, as differences of arms: (name, arm, base, what).
+PARTS = [
+    ("audit", "Ca", "Cv", "audit trail (batch)"),
+    ("auth_policy", "Cf", "Ca", "token + scope + Cedar"),
+    ("pipeline", "Cf", "Cv", "full pipeline"),
+]
+TICK = 100  # USER_HZ, the unit of utime/stime in /proc (the run records its own)
+
+
+def pct(values: list[float], p: float) -> float:
+    """Percentile with linear interpolation (p in 0..100)."""
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def pick(per_round: list[dict]) -> dict:
+    """Median of per-round values: clean rounds if at least two, else all."""
+    valid = [x for x in per_round if x["value"] is not None]
+    clean = [x for x in valid if not x["noisy"]]
+    use, basis = (clean, "clean") if len(clean) >= 2 else (valid, "all")
+    return {
+        "median": round(statistics.median([x["value"] for x in use]), 4) if use else None,
+        "basis": basis,
+        "rounds_used": len(use),
+        "per_round": [None if x["value"] is None else round(x["value"], 4) for x in per_round],
+        "noisy_rounds": [x["round"] for x in per_round if x["noisy"]],
+    }
+
+
+def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
+    out: dict[int, dict[str, dict]] = {}
+    for rec in records:
+        out.setdefault(rec["round"], {})[rec["arm"]] = rec
+    return out
+
+
+def serving_key(arm: str) -> str:
+    return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full"}.get(arm, "tollgate")
+
+
+def cpu_us(recs: list[dict], key: str) -> float | None:
+    ticks = sum(r["cpu_ticks"][key] for r in recs)
+    reqs = sum(r["requests"] for r in recs)
+    return round(ticks / TICK * 1e6 / reqs, 2) if reqs else None
+
+
+def bad(rec: dict) -> bool:
+    if rec.get("errors") and isinstance(rec["errors"], int):
+        return True
+    if isinstance(rec.get("errors"), dict) and sum(rec["errors"].values()):
+        return True
+    status = rec.get("status")
+    return bool(status) and any(k != "200" and v for k, v in status.items())
+
+
+def minus(a, b, digits=2):
+    return round(a - b, digits) if a is not None and b is not None else None
+
+
+def series(recs: list[dict], key: str) -> list[dict]:
+    """One arm's value of `key` per round, for pick()."""
+    return [{"round": x["round"], "value": x[key], "noisy": x["noisy"]} for x in recs]
+
+
+def ratio_rows(rounds: dict, arm: str, base: str) -> list[dict]:
+    """arm's RPS / base's RPS, per round in which both ran."""
+    rows = []
+    for r in sorted(rounds):
+        b, x = rounds[r].get(base), rounds[r].get(arm)
+        if b and x:
+            rows.append({"round": r, "value": x["rps"] / b["rps"], "noisy": b["noisy"] or x["noisy"]})
+    return rows
+
+
+def added_rows(rounds: dict, arm: str, base: str, q: str) -> list[dict]:
+    """arm's `q` minus base's, per round in which both ran. PERF.md §3: a
+    fixed-rate p99 (`p99_ms`) counts only when A's own p99 that round is
+    below 1 ms."""
+    rows = []
+    for r in sorted(rounds):
+        b, x = rounds[r].get(base), rounds[r].get(arm)
+        if not (b and x):
+            continue
+        value = x[q] - b[q]
+        if q == "p99_ms" and rounds[r]["A"]["p99_ms"] >= 1.0:
+            value = None
+        rows.append({"round": r, "value": value, "noisy": b["noisy"] or x["noisy"]})
+    return rows
+
+
+def throughput_entry(tp: dict, arm: str) -> dict:
+    """Throughput of one arm: RPS, ratio vs A (and vs EXTRA_BASES), CPU per request."""
+    recs = [tp[r][arm] for r in sorted(tp) if arm in tp[r]]
+    entry = {
+        "rps": pick(series(recs, "rps")),
+        "cpu_us_per_req": cpu_us(recs, serving_key(arm)),
+        "errors": sum(x["errors"] for x in recs),
+    }
+    if arm != "A":
+        entry["ratio_vs_A"] = pick(ratio_rows(tp, arm, "A"))
+        m = entry["ratio_vs_A"]["median"]
+        entry["proxy_cost"] = round(1 / m - 1, 3) if m else None
+        entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
+        for base in EXTRA_BASES.get(arm, ()):
+            entry[f"ratio_vs_{base}"] = pick(ratio_rows(tp, arm, base))
+    return entry
+
+
+def fixed_rate_entry(fr: dict, arm: str) -> dict:
+    """Fixed-rate latency of one arm: percentiles, added latency vs A (and
+    vs B and EXTRA_BASES for Tollgate arms), CPU per request."""
+    recs = [fr[r][arm] for r in sorted(fr) if arm in fr[r]]
+    entry = {
+        "cpu_us_per_req": cpu_us(recs, serving_key(arm)),
+        "errors": sum(1 for x in recs if bad(x)),
+    }
+    for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms"):
+        entry[q] = pick(series(recs, q))
+    if arm != "A":
+        entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
+        for base in (("A", "B") + EXTRA_BASES.get(arm, ())) if arm in C_ARMS else ("A",):
+            for q in ("p50_ms", "p90_ms", "p99_ms"):
+                entry[f"added_{q}_vs_{base}"] = pick(added_rows(fr, arm, base, q))
+    return entry
+
+
+def pipeline_parts(out: dict) -> dict:
+    """The pipeline's parts: CPU and latency of one arm minus another."""
+    t, f = out["throughput"], out["fixed_rate"]
+    parts = {}
+    for part, arm, base, what in PARTS:
+        if arm not in t or base not in t:
+            continue
+        parts[part] = {
+            "arm": arm,
+            "base": base,
+            "what": what,
+            "cpu_us_saturation": minus(t[arm]["cpu_us_per_req"], t[base]["cpu_us_per_req"]),
+            "cpu_us_fixed_rate": minus(f[arm]["cpu_us_per_req"], f[base]["cpu_us_per_req"]),
+            "rps_ratio": t[arm].get(f"ratio_vs_{base}"),
+            **{f"added_{q}": f[arm].get(f"added_{q}_vs_{base}") for q in ("p50_ms", "p90_ms", "p99_ms")},
+        }
+    return parts
+
+
+def sse_entry(ss: dict, arm: str) -> dict:
+    """SSE time to first event of one arm, and what it adds to A's."""
+    recs = [ss[r][arm] for r in sorted(ss) if arm in ss[r]]
+    entry = {
+        "ttfe_p50_ms": pick(series(recs, "ttfe_p50_ms")),
+        "ttfe_p99_ms": pick(series(recs, "ttfe_p99_ms")),
+        "gap_p50_ms": pick(series(recs, "gap_p50_ms")),
+        "batched": sum(x["batched"] for x in recs),
+        "samples": sum(x["samples"] for x in recs),
+    }
+    if arm != "A":
+        for q in ("ttfe_p50_ms", "ttfe_p99_ms", "gap_p50_ms"):
+            entry[f"added_{q}"] = pick(added_rows(ss, arm, "A", q))
+    return entry
+
+
+def noise(doc: dict) -> dict:
+    runs = doc["throughput"] + doc["fixed_rate"] + doc["sse"]
+    return {
+        "runs": len(runs),
+        "noisy_runs": sum(1 for x in runs if x["noisy"]),
+        "others_cores_max": max((x["others_cores"] for x in runs), default=0),
+        "others_cores_median": round(statistics.median([x["others_cores"] for x in runs]), 3) if runs else 0,
+        "steal_cores_median": round(statistics.median([x["steal_cores"] for x in runs]), 3) if runs else 0,
+        "steal_cores_max": max((x["steal_cores"] for x in runs), default=0),
+        "loadavg_max": max((max(x["loadavg"]) for x in runs), default=0),
+    }
+
+
+def summarize_runs(doc: dict) -> dict:
+    """Everything in a result's summary except the target verdicts: the
+    "targets" list is left empty for targets.judge."""
+    global TICK
+    TICK = doc.get("host", {}).get("clk_tck", TICK)
+    arms = list(doc["arms"])
+    out: dict = {"throughput": {}, "fixed_rate": {}, "sse": {}, "idle": {}, "targets": []}
+    tp = by_round(doc["throughput"])
+    for arm in arms:
+        out["throughput"][arm] = throughput_entry(tp, arm)
+    fr = by_round(doc["fixed_rate"])
+    for arm in arms:
+        out["fixed_rate"][arm] = fixed_rate_entry(fr, arm)
+    parts = pipeline_parts(out)
+    if parts:
+        out["pipeline"] = parts
+    # Audit trails: records written for the requests sent.
+    for rec in doc.get("audit", []):
+        out.setdefault("audit", {})[rec["arm"]] = rec
+    ss = by_round(doc["sse"])
+    sse_arms = sorted({x["arm"] for x in doc["sse"]}, key=lambda a: "A B Cu Cv".split().index(a))
+    for arm in sse_arms:
+        out["sse"][arm] = sse_entry(ss, arm)
+    for rec in doc["idle"]:
+        out["idle"][rec["arm"]] = {
+            "kib_per_conn": round(rec["bytes_per_conn"] / 1024, 2),
+            "conns": rec["conns"],
+            "kernel_tcp_kib_per_conn_both_ends": round(rec["kernel_tcp_mem_delta_kib"] / rec["conns"], 2),
+        }
+    out["noise"] = noise(doc)
+    return out

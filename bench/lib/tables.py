@@ -1,0 +1,208 @@
+"""The sections of a result's markdown summary.
+
+Owns the wording and the tables of the .md file: the introduction (run
+settings, noise, arms), then one function per section (targets,
+throughput, latency, full pipeline, audit trails, SSE, idle memory), each
+taking the result (with its summary) and returning its lines. report.py
+joins them in order.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+
+def f(v, digits=3, unit=""):
+    if v is None:
+        return "n/a"
+    return f"{v:.{digits}f}{unit}"
+
+
+def flag(entry: dict) -> str:
+    return "" if entry.get("basis") in (None, "clean") else " †"
+
+
+def intro(doc: dict) -> list[str]:
+    """The title, the run's settings and machine, its noise, the arms."""
+    st, g, n = doc["settings"], doc["git"], doc["summary"]["noise"]
+    L = [f"# Tollgate benchmark: {doc['started'][:10]}, {g['short']}{' (dirty tree)' if g['dirty'] else ''}", ""]
+    mode = "quick" if st["quick"] else "full"
+    L.append(
+        f"{mode} run: {st['rounds']} rounds x {st['seconds']:g} s per arm ({st['warmup_seconds']:g} s wrk warmup), arms interleaved; "
+        f"throughput at c={st['conns']} (wrk -t1), latency at a fixed {st['rate']} RPS over {st['rate_conns']} connections "
+        f"(oha --latency-correction); {st['body_bytes']} B JSON-RPC `tools/call` body. Server side on core {st['server_cpu']}, "
+        f"load generator on core {st['client_cpu']}. {doc['host']['cpus']} x {doc['host']['cpu_model']}, Linux {doc['host']['kernel']}; "
+        f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}."
+    )
+    L.append("")
+    L.append(
+        f"Noise: {n['noisy_runs']} of {n['runs']} runs noisy (other processes above {st['noisy_cores']:g} core, "
+        f"or hypervisor steal above {st.get('noisy_steal', 0.5):g} core); "
+        f"others median {n['others_cores_median']:.2f}, max {n['others_cores_max']:.2f} cores; "
+        f"steal median {n.get('steal_cores_median', 0):.2f}, max {n.get('steal_cores_max', 0):.2f} cores; loadavg max {n['loadavg_max']:.2f}. "
+        "Medians use clean rounds when at least two exist; † marks a median that had fewer than two clean rounds "
+        "(computed over all qualifying rounds: treat as rough)."
+    )
+    L.append("")
+    L.append("Arms: " + "; ".join(f"**{k}** {v}" for k, v in doc["arms"].items()) + ".")
+    L.append("")
+    return L
+
+
+def targets_table(doc: dict) -> list[str]:
+    L = ["## Targets", "", "| Target | Arm | Measured | Limit | Result |", "|---|---|---|---|---|"]
+    for t in doc["summary"]["targets"]:
+        cmp_ = "≥" if "≥" in t["target"] else "≤"
+        res = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else f"FAIL (by {t['miss_by']:g} {t['unit']})")
+        L.append(f"| {t['target']} | {t['arm']} | {f(t['value'], 3)} {t['unit']}{'' if t['basis'] in (None, 'clean') else ' †'} "
+                 f"| {cmp_} {t['limit']:g} | {res} |")
+    L.append("")
+    return L
+
+
+def throughput_table(doc: dict) -> list[str]:
+    L = [f"## Throughput, c={doc['settings']['conns']} keep-alive (wrk, closed loop)", ""]
+    L.append("| Arm | RPS (median) | RPS / direct (median of rounds) | proxy cost (A/arm - 1) | per-round ratios | CPU µs/req, arm process | CPU µs/req, stub |")
+    L.append("|---|---|---|---|---|---|---|")
+    for arm, e in doc["summary"]["throughput"].items():
+        if arm == "A":
+            L.append(f"| A | {f(e['rps']['median'], 0)}{flag(e['rps'])} | 1 | 0 | | {f(e['cpu_us_per_req'], 1)} (stub) | |")
+            continue
+        r = e["ratio_vs_A"]
+        per = ", ".join("–" if v is None else f"{v:.2f}" + ("*" if i + 1 in r["noisy_rounds"] else "") for i, v in enumerate(r["per_round"]))
+        L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | {f(r['median'], 3)}{flag(r)} | {f(e['proxy_cost'], 2)} "
+                 f"| {per} | {f(e['cpu_us_per_req'], 1)} | {f(e['stub_cpu_us_per_req'], 1)} |")
+    L.append("")
+    L.append("\\* noisy round. CPU per request at saturation = the process's utime+stime over all rounds / requests served.")
+    a_client = [x.get("client_cores") for x in doc["throughput"] if x["arm"] == "A" and x.get("client_cores") is not None]
+    if a_client:
+        c = statistics.median(a_client)
+        note = (" The load generator was saturated in A, so A's RPS is a floor and every ratio vs A is slightly "
+                "optimistic; B and C compare with each other unaffected." if c > 0.9 else "")
+        L.append(f"Load generator CPU during A: median {c:.2f} cores.{note}")
+    L.append("")
+    return L
+
+
+def latency_table(doc: dict) -> list[str]:
+    rate = doc["settings"]["rate"]
+    L = [f"## Latency at a fixed {rate} RPS (oha, corrected for coordinated omission)", ""]
+    L.append("| Arm | p50 ms | p90 ms | p99 ms | p99.9 ms | added p50 vs A | added p90 vs A | added p99 vs A | added p50 vs B | CPU µs/req |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for arm, e in doc["summary"]["fixed_rate"].items():
+        cells = [f"{f(e[q]['median'])}{flag(e[q])}" for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms")]
+        if arm == "A":
+            added = ["", "", "", ""]
+        else:
+            added = [f"{f(e[f'added_{q}_vs_A']['median'])}{flag(e[f'added_{q}_vs_A'])}" for q in ("p50_ms", "p90_ms", "p99_ms")]
+            vb = e.get("added_p50_ms_vs_B")
+            added.append(f"{f(vb['median'])}{flag(vb)}" if vb else "")
+        cpu = f(e["cpu_us_per_req"], 1) + (" (stub)" if arm == "A" else "")
+        L.append(f"| {arm} | " + " | ".join(cells + added) + f" | {cpu} |")
+    L.append("")
+    L.append("Added = arm minus A in the same round, median over rounds. A p99 counts only in rounds where A's own p99 is "
+             "below 1 ms (otherwise it measures the other tenant); n/a means no round qualified. "
+             "CPU µs/req: utime+stime of the arm's own process (nginx worker or Tollgate; A: the stub) over all rounds / requests.")
+    L.append("")
+    return L
+
+
+def pipeline_table(doc: dict) -> list[str]:
+    s, rate = doc["summary"], doc["settings"]["rate"]
+    if not s.get("pipeline"):
+        return []
+    L = ["## Full pipeline: what each part adds", ""]
+    pipe = doc.get("pipeline", {})
+    if pipe:
+        L.append(f"Cf calls route `{pipe.get('route')}` with a bearer token from the development issuer "
+                 f"(ES256, {pipe.get('token', {}).get('bytes', '?')} B, one token for the whole run, so every request "
+                 f"after the first is a token-cache hit), needs scope `mcp:tools`, is decided against "
+                 f"{pipe.get('policies', '?')} Cedar policies (decision cache on, the default; policy tests: "
+                 f"{pipe.get('test', '?')}) and writes one audit record (batch durability). Ca has only the audit trail.")
+        L.append("")
+    L.append(f"| Part | arms | CPU µs/req at saturation | CPU µs/req at {rate} RPS | RPS ratio (median of rounds) "
+             f"| added p50 ms at {rate} RPS | added p90 ms | added p99 ms |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    for part, e in s["pipeline"].items():
+        rr = e["rps_ratio"]
+        cells = [f"{f(e[f'added_{q}']['median'])}{flag(e[f'added_{q}'])}" if e.get(f"added_{q}") else "n/a"
+                 for q in ("p50_ms", "p90_ms", "p99_ms")]
+        L.append(f"| {e['what']} | {e['arm']} − {e['base']} | {f(e['cpu_us_saturation'], 1)} | {f(e['cpu_us_fixed_rate'], 1)} "
+                 f"| {f(rr['median'], 3) + flag(rr) if rr else 'n/a'} | " + " | ".join(cells) + " |")
+    L.append("")
+    L.append("Each latency cell is the median over rounds of (arm − base) in the same round; a p99 counts only in rounds "
+             "where A's own p99 is below 1 ms. CPU: the difference of the two processes' CPU µs/req over all rounds.")
+    L.append("")
+    return L
+
+
+def audit_table(doc: dict) -> list[str]:
+    s = doc["summary"]
+    if not s.get("audit"):
+        return []
+    L = ["## Audit trails", ""]
+    L.append("| Arm | requests sent | call records | records / request | outcomes | dropped (gap lines) | bytes / record "
+             "| writer thread CPU µs / record | writer wakeups / record | files | `audit verify --sealed` |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for arm, a in s["audit"].items():
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(a["outcomes"].items())) or "none"
+        L.append(f"| {arm} | {a['requests_sent']} | {a['call_records']} | {f(a['records_per_request'], 4)} | {outcomes} "
+                 f"| {a['dropped']} | {f(a['bytes_per_record'], 0)} | {f(a.get('writer_cpu_us_per_record'), 1)} "
+                 f"| {f(a.get('writer_wakeups_per_record'), 2)} | {a['files']} | {'ok' if a['verify_ok'] else 'FAILED'} |")
+    L.append("")
+    L.append("Requests sent = the sanity check, wrk warmups and measured runs (responses counted by wrk) and oha runs. "
+             "wrk does not count requests still in flight when it stops, so records can exceed it by up to "
+             f"{doc['settings']['conns']} per wrk run. Writer thread: CPU of the `tollgate-audit` thread over the whole run / call records; "
+             "wakeups = its voluntary context switches / call records (1 would mean a wake-up, a `write` and a hash pass "
+             "per record; well below 1, the writer drains batches).")
+    L.append("")
+    return L
+
+
+def sse_table(doc: dict) -> list[str]:
+    s, st = doc["summary"], doc["settings"]
+    if not s["sse"]:
+        return []
+    L = [f"## SSE: time to first event ({st['sse_events']} events, {st['sse_gap_ms']:g} ms apart, Python asyncio upstream)", ""]
+    L.append("| Arm | first event p50 ms | p99 ms | added p50 | added p99 | event 1→2 gap p50 ms | added gap | batched events |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    for arm, e in s["sse"].items():
+        if arm == "A":
+            extra = ["", "", f(e["gap_p50_ms"]["median"]), ""]
+        else:
+            extra = [f"{f(e['added_ttfe_p50_ms']['median'])}{flag(e['added_ttfe_p50_ms'])}",
+                     f"{f(e['added_ttfe_p99_ms']['median'])}{flag(e['added_ttfe_p99_ms'])}",
+                     f(e["gap_p50_ms"]["median"]),
+                     f"{f(e['added_gap_p50_ms']['median'])}{flag(e['added_gap_p50_ms'])}"]
+        L.append(f"| {arm} | {f(e['ttfe_p50_ms']['median'])}{flag(e['ttfe_p50_ms'])} | {f(e['ttfe_p99_ms']['median'])} | "
+                 + " | ".join(extra) + f" | {e['batched']} of {e['samples']} |")
+    L.append("")
+    L.append("First event = client send to the first `data:` line read, on one kept-alive connection per arm; "
+             f"the arms take turns in blocks of {st.get('sse_block', 20)} requests within each round. "
+             "\"batched\" counts responses whose first two events arrived in one read (a sign of buffering; should be 0).")
+    L.append("")
+    return L
+
+
+def idle_table(doc: dict) -> list[str]:
+    s = doc["summary"]
+    L = ["## Memory per idle keep-alive connection", ""]
+    L.append("| Arm | connections | RSS KiB per connection | kernel TCP memory KiB per connection (both ends) |")
+    L.append("|---|---|---|---|")
+    for rec in doc["idle"]:
+        e = s["idle"][rec["arm"]]
+        name = "C (Tollgate)" if rec["arm"] == "Cu" else rec["arm"]
+        L.append(f"| {name} | {rec['conns']} | {e['kib_per_conn']:.2f} ({rec['rss_before_kib']} → {rec['rss_idle_kib']} KiB) "
+                 f"| {e['kernel_tcp_kib_per_conn_both_ends']:.2f} |")
+    L.append("")
+    L.append("Each connection made one request and stays open; RSS of the serving process (nginx worker or Tollgate), "
+             "measured on fresh processes before the load rounds.")
+    L.append("")
+    base = doc.get("baseline_rss_kib", {})
+    if base:
+        after = doc.get("rss_after_rounds_kib", {})
+        L.append("Idle RSS at start: " + ", ".join(f"{k} {v} KiB" for k, v in base.items())
+                 + ("; after the load rounds: " + ", ".join(f"{k} {v['VmRSS']} KiB (peak {v['VmHWM']})" for k, v in after.items()) if after else "")
+                 + ".")
+        L.append("")
+    return L
