@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use serde_json::json;
+use tollgate_e2e::audit_support::metric;
 use tollgate_e2e::stub::Stub;
 use tollgate_e2e::{TEST_BASE_URL, TestGateway, TestIssuer, assert_rpc_error, http, modern_body};
 
@@ -262,6 +263,15 @@ async fn an_unreachable_issuer_means_not_ready_and_503_not_a_crash() {
     .await;
     let ready = http().get(format!("{}/readyz", gw.admin)).send().await.unwrap();
     assert_eq!(ready.status(), 503);
+    let metrics = gw.metrics().await;
+    let down = format!("http://127.0.0.1:{closed}");
+    let value = |name: &str, labels: &[(&str, &str)]| metric(&metrics, name, labels);
+    let issuer_label = [("issuer", down.as_str())];
+    assert_eq!(value("tollgate_auth_keys_ready", &[]), 0.0);
+    assert_eq!(value("tollgate_auth_jwks_keys", &issuer_label), 0.0);
+    assert_eq!(value("tollgate_auth_jwks_last_fetch_success", &issuer_label), 0.0);
+    let failed = [("issuer", down.as_str()), ("result", "failed")];
+    assert!(value("tollgate_auth_jwks_fetches", &failed) >= 1.0, "{metrics}");
     assert_eq!(
         http()
             .get(format!("{}/healthz", gw.admin))

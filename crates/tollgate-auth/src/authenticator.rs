@@ -20,7 +20,7 @@ use tollgate_core::Principal;
 
 use crate::cache::{Entry, TokenCache, token_hash};
 use crate::fetch::{client, unix_now};
-use crate::jwks::refresh_loop;
+use crate::jwks::{IssuerStatus, refresh_loop};
 use crate::verify::IssuerState;
 use crate::{AuthError, DevIssuer, SetupError, TokenRejection, claims};
 
@@ -113,6 +113,11 @@ impl Authenticator {
     /// Whether every issuer's signing keys have been loaded at least once.
     pub fn is_ready(&self) -> bool {
         self.inner.issuers.iter().all(|i| i.keys.current().is_some())
+    }
+
+    /// Each issuer's keys and fetch counts, in configuration order.
+    pub fn issuer_status(&self) -> Vec<IssuerStatus> {
+        self.inner.issuers.iter().map(|i| i.keys.status(&i.issuer)).collect()
     }
 
     /// Fetch every issuer's keys once, concurrently; returns

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::str::FromStr as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
@@ -147,6 +147,21 @@ pub(crate) enum KeySource {
     Fixed,
 }
 
+/// The state of one issuer's signing keys, as the status metrics show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuerStatus {
+    /// The issuer (`iss`) as configured.
+    pub issuer: String,
+    /// Signing keys in force; 0 until the first successful fetch.
+    pub keys: usize,
+    /// Key-set fetches since start that succeeded (0 for fixed keys).
+    pub fetched: u64,
+    /// Key-set fetches since start that failed; the previous keys stayed.
+    pub failed: u64,
+    /// False when the latest fetch failed.
+    pub last_fetch_ok: bool,
+}
+
 /// The keys of one issuer and how to refresh them.
 pub(crate) struct IssuerKeys {
     source: KeySource,
@@ -154,6 +169,12 @@ pub(crate) struct IssuerKeys {
     generation: AtomicU64,
     flight: SingleFlight<Result<(), String>>,
     discovered: ArcSwapOption<Url>,
+    /// Fetches since start that installed a key set.
+    fetched: AtomicU64,
+    /// Fetches since start that failed (the previous keys kept serving).
+    failed: AtomicU64,
+    /// Whether the latest fetch failed.
+    last_failed: AtomicBool,
 }
 
 impl IssuerKeys {
@@ -164,6 +185,9 @@ impl IssuerKeys {
             generation: AtomicU64::new(0),
             flight: SingleFlight::new(),
             discovered: ArcSwapOption::empty(),
+            fetched: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            last_failed: AtomicBool::new(false),
         }
     }
 
@@ -190,11 +214,25 @@ impl IssuerKeys {
         }
         self.flight
             .run(fresh, || async {
-                let set = self.fetch(http).await?;
-                self.install(set);
+                let fetched = self.fetch(http).await;
+                let counter = if fetched.is_ok() { &self.fetched } else { &self.failed };
+                counter.fetch_add(1, Ordering::Relaxed);
+                self.last_failed.store(fetched.is_err(), Ordering::Relaxed);
+                self.install(fetched?);
                 Ok(())
             })
             .await
+    }
+
+    /// Keys loaded and fetch counts, for the status metrics.
+    pub(crate) fn status(&self, issuer: &str) -> IssuerStatus {
+        IssuerStatus {
+            issuer: issuer.to_owned(),
+            keys: self.current().map_or(0, |set| set.len()),
+            fetched: self.fetched.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            last_fetch_ok: !self.last_failed.load(Ordering::Relaxed),
+        }
     }
 
     fn install(&self, set: KeySet) {

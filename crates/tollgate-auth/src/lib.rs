@@ -41,4 +41,5 @@ pub use bearer::bearer_token;
 pub use broker::{Caller, CredentialBroker, UpstreamCredential};
 pub use dev::{DEV_CLIENT_ID, DevIssuer};
 pub use error::{AuthError, CredentialError, SetupError, TokenRejection};
+pub use jwks::IssuerStatus;
 pub use resource::ProtectedResource;

@@ -14,7 +14,7 @@ use common::{ROUTE, TestIdp, TestKey, issuer_config, now};
 use http::{HeaderMap, HeaderValue};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;
-use tollgate_auth::{AuthError, Authenticator, ProtectedResource, TokenRejection};
+use tollgate_auth::{AuthError, Authenticator, IssuerStatus, ProtectedResource, TokenRejection};
 
 const META: &str = "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp/github";
 
@@ -250,6 +250,15 @@ async fn unknown_kid_refetches_are_rate_limited() {
 #[tokio::test]
 async fn an_unreachable_issuer_keeps_its_cached_keys_and_refuses_new_kids() {
     let s = setup(r#"min_refresh_interval = "0s""#).await;
+    let status = |auth: &Authenticator| auth.issuer_status().remove(0);
+    let loaded = IssuerStatus {
+        issuer: s.idp.issuer.clone(),
+        keys: 2,
+        fetched: 1,
+        failed: 0,
+        last_fetch_ok: true,
+    };
+    assert_eq!(status(&s.auth), loaded);
     s.idp.set_down(true);
     let fresh = s.ec.sign(&s.idp.claims("carol", "mcp:tools"));
     assert!(
@@ -266,6 +275,12 @@ async fn an_unreachable_issuer_keeps_its_cached_keys_and_refuses_new_kids() {
     assert!(
         s.auth.refresh_now().await,
         "a failed refresh keeps the gateway ready on the old keys"
+    );
+    let after = status(&s.auth);
+    assert_eq!((after.keys, after.fetched, after.last_fetch_ok), (2, 1, false));
+    assert!(
+        after.failed >= 2,
+        "the unknown-kid refetch and the refresh both failed: {after:?}"
     );
 }
 

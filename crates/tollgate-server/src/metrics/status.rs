@@ -1,7 +1,7 @@
 //! Metrics read when Prometheus scrapes: the audit sink's queue and
-//! counters, the policy set in force and its reloads, and whether the
-//! token issuers' keys are loaded. Nothing on the request path touches
-//! them.
+//! counters, the policy set in force and its reloads, and each token
+//! issuer's signing keys and their fetches. Nothing on the request path
+//! touches them.
 
 use std::sync::Arc;
 
@@ -19,6 +19,10 @@ pub(crate) struct StatusCollector {
     authn: Option<Arc<Authenticator>>,
     gauges: Vec<IntGauge>,
     audit_counters: IntGaugeVec,
+    /// Per issuer: keys in force, fetches by result, last fetch ok.
+    issuer_keys: IntGaugeVec,
+    issuer_fetches: IntGaugeVec,
+    issuer_last_ok: IntGaugeVec,
     descs: Vec<Desc>,
 }
 
@@ -80,14 +84,35 @@ impl StatusCollector {
             ),
             &["kind"],
         )?;
+        let issuer_vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
+        let issuer_keys = issuer_vec(
+            "tollgate_auth_jwks_keys",
+            "Signing keys in force per token issuer (0 until loaded).",
+            &["issuer"],
+        )?;
+        let issuer_fetches = issuer_vec(
+            "tollgate_auth_jwks_fetches",
+            "Key-set fetches per token issuer since start, by result: ok, failed.",
+            &["issuer", "result"],
+        )?;
+        let issuer_last_ok = issuer_vec(
+            "tollgate_auth_jwks_last_fetch_success",
+            "1 unless the issuer's latest key-set fetch failed.",
+            &["issuer"],
+        )?;
         let mut descs: Vec<Desc> = gauges.iter().flat_map(|g| g.desc().into_iter().cloned()).collect();
-        descs.extend(audit_counters.desc().into_iter().cloned());
+        for vec in [&audit_counters, &issuer_keys, &issuer_fetches, &issuer_last_ok] {
+            descs.extend(vec.desc().into_iter().cloned());
+        }
         Ok(StatusCollector {
             audit,
             policy,
             authn,
             gauges,
             audit_counters,
+            issuer_keys,
+            issuer_fetches,
+            issuer_last_ok,
             descs,
         })
     }
@@ -127,6 +152,26 @@ impl StatusCollector {
         }
         let ready = self.authn.as_ref().is_none_or(|a| a.is_ready());
         self.set(AUTH_KEYS_READY, i64::from(ready));
+        self.refresh_issuers();
+    }
+
+    /// One series per configured issuer (a bounded set: the config's).
+    fn refresh_issuers(&self) {
+        let Some(authn) = &self.authn else { return };
+        let count = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        for s in authn.issuer_status() {
+            let issuer = s.issuer.as_str();
+            self.issuer_keys.with_label_values(&[issuer]).set(count(s.keys as u64));
+            self.issuer_fetches
+                .with_label_values(&[issuer, "ok"])
+                .set(count(s.fetched));
+            self.issuer_fetches
+                .with_label_values(&[issuer, "failed"])
+                .set(count(s.failed));
+            self.issuer_last_ok
+                .with_label_values(&[issuer])
+                .set(i64::from(s.last_fetch_ok));
+        }
     }
 }
 
@@ -138,7 +183,14 @@ impl Collector for StatusCollector {
     fn collect(&self) -> Vec<MetricFamily> {
         self.refresh();
         let mut out: Vec<MetricFamily> = self.gauges.iter().flat_map(Collector::collect).collect();
-        out.extend(self.audit_counters.collect());
+        for vec in [
+            &self.audit_counters,
+            &self.issuer_keys,
+            &self.issuer_fetches,
+            &self.issuer_last_ok,
+        ] {
+            out.extend(vec.collect());
+        }
         out
     }
 }
