@@ -101,6 +101,12 @@ async fn every_request_leaves_a_record_that_matches_what_the_client_saw() {
     assert!(!rec.catalog);
     assert!(rec.ttfb_us.is_some_and(|t| t > 0 && t <= rec.duration_us));
     assert_eq!(rec.trace_id.as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
+    // The revision of `echo` the caller was shown by the earlier tools/list.
+    let listed = list.message()["result"]["tools"].as_array().unwrap().clone();
+    let mut entry = listed.into_iter().find(|t| t["name"] == "echo").unwrap();
+    entry.sort_all_objects();
+    let revision = format!("sha256:{}", tollgate_audit::Hash::of_line(entry.to_string().as_bytes()));
+    assert_eq!(rec.definition_hash.as_deref(), Some(revision.as_str()));
 
     let rec = record_of(&all, &denied, "demo");
     demo_route(rec);

@@ -346,6 +346,10 @@ impl CallAudit {
                 rec.protocol_version = self.version.map(Cow::Borrowed);
                 rec.method = (!e.method.is_empty()).then(|| Cow::Owned(e.method.clone()));
                 rec.name.clone_from(&e.name);
+                if e.method == "tools/call" {
+                    let catalog = &self.shared.catalog;
+                    rec.definition_hash = e.name.as_deref().and_then(|t| catalog.definition(&self.up.name, t));
+                }
                 rec.decision = audited(self.shared.policy.is_some(), e.decision.as_ref());
                 rec.credential = if self.forwarded || phase == Phase::Forwarding {
                     self.up.audit.credential

@@ -1,6 +1,7 @@
 //! What the gateway has learned of each upstream's tools from the
 //! `tools/list` answers it filtered (request path step 12): each tool's
-//! annotations, for the policies of later calls (step 8), and the set of
+//! annotations, for the policies of later calls (step 8); the hash of its
+//! definition, for the audit records of its calls (step 13); and the set of
 //! known names, which bounds the `tool` label of metrics.
 //!
 //! The upstream is an approved server, so its own declarations are the best
@@ -12,22 +13,51 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use serde_json::Value;
+use tollgate_audit::Hash;
 use tollgate_policy::ToolAnnotations;
 
 /// Most tools remembered per route; further names are not learned (their
 /// calls get default annotations and the metrics label `other`).
 pub(crate) const MAX_TOOLS_PER_ROUTE: usize = 4096;
 
+/// One listed tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tool {
+    pub(crate) annotations: ToolAnnotations,
+    /// `sha256:` and the hex SHA-256 of the tool's entry in the list (keys
+    /// sorted, compact JSON): which revision of the definition was in effect.
+    pub(crate) definition: Arc<str>,
+}
+
+impl Tool {
+    /// The tool as its `tools/list` entry declares it.
+    pub(crate) fn from_entry(entry: &Value, annotations: ToolAnnotations) -> Tool {
+        let mut canonical = entry.clone();
+        canonical.sort_all_objects();
+        let hash = Hash::of_line(canonical.to_string().as_bytes());
+        Tool {
+            annotations,
+            definition: Arc::from(format!("sha256:{hash}")),
+        }
+    }
+}
+
 /// Learned tools, per route.
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
-    routes: DashMap<Arc<str>, HashMap<Arc<str>, ToolAnnotations>>,
+    routes: DashMap<Arc<str>, HashMap<Arc<str>, Tool>>,
 }
 
 impl Catalog {
     /// The annotations `route`'s upstream declared for `tool`.
     pub(crate) fn annotations(&self, route: &str, tool: &str) -> Option<ToolAnnotations> {
-        self.routes.get(route)?.get(tool).copied()
+        Some(self.routes.get(route)?.get(tool)?.annotations)
+    }
+
+    /// The definition hash of `tool` as `route`'s upstream last listed it.
+    pub(crate) fn definition(&self, route: &str, tool: &str) -> Option<Arc<str>> {
+        Some(self.routes.get(route)?.get(tool)?.definition.clone())
     }
 
     /// Whether `tool` has been listed by `route`'s upstream.
@@ -36,13 +66,13 @@ impl Catalog {
     }
 
     /// Remember the tools of one `tools/list` page.
-    pub(crate) fn learn<'a>(&self, route: &str, tools: impl IntoIterator<Item = (&'a str, ToolAnnotations)>) {
+    pub(crate) fn learn<'a>(&self, route: &str, tools: impl IntoIterator<Item = (&'a str, Tool)>) {
         let mut entry = self.routes.entry(Arc::from(route)).or_default();
-        for (name, annotations) in tools {
+        for (name, tool) in tools {
             if let Some(known) = entry.get_mut(name) {
-                *known = annotations;
+                *known = tool;
             } else if entry.len() < MAX_TOOLS_PER_ROUTE {
-                entry.insert(Arc::from(name), annotations);
+                entry.insert(Arc::from(name), tool);
             }
         }
     }
@@ -57,11 +87,19 @@ mod tests {
         let c = Catalog::default();
         assert!(!c.knows("demo", "echo"));
         let ro = ToolAnnotations::from_hints(Some(true), None, None, None);
-        c.learn("demo", [("echo", ro)]);
+        let v1 = serde_json::json!({"name": "echo", "inputSchema": {"type": "object", "properties": {}}});
+        c.learn("demo", [("echo", Tool::from_entry(&v1, ro))]);
         assert!(c.knows("demo", "echo"));
         assert_eq!(c.annotations("demo", "echo"), Some(ro));
-        c.learn("demo", [("echo", ToolAnnotations::default())]);
+        let first = c.definition("demo", "echo").unwrap();
+        assert!(first.starts_with("sha256:") && first.len() == 7 + 64, "{first}");
+        // Key order does not make a new revision; a changed schema does.
+        let reordered = serde_json::json!({"inputSchema": {"properties": {}, "type": "object"}, "name": "echo"});
+        assert_eq!(Tool::from_entry(&reordered, ro).definition, first);
+        let v2 = serde_json::json!({"name": "echo", "inputSchema": {"type": "object", "required": ["text"]}});
+        c.learn("demo", [("echo", Tool::from_entry(&v2, ToolAnnotations::default()))]);
         assert_eq!(c.annotations("demo", "echo"), Some(ToolAnnotations::default()));
+        assert_ne!(c.definition("demo", "echo").unwrap(), first);
         assert_eq!(c.annotations("other", "echo"), None);
     }
 }

@@ -8,7 +8,8 @@
 //! "private"`: it depends on who asked. An answer that cannot be parsed, or
 //! is larger than [`MAX_LIST_BYTES`], is refused with `list_unfilterable`:
 //! the caller never gets the unfiltered list. `tools/list` answers also
-//! teach the [`Catalog`](crate::catalog::Catalog) each tool's annotations.
+//! teach the [`Catalog`](crate::catalog::Catalog) each tool's annotations
+//! and definition hash.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::McpError;
 use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind, ToolAnnotations};
 
+use crate::catalog::Tool;
 use crate::{Shared, Upstream};
 
 /// Largest list answer the gateway filters.
@@ -165,7 +167,10 @@ impl Filter<'_> {
             .collect();
         let items = items.ok_or_else(|| unfilterable(self.up, "entry without its name"))?;
         if kind == TargetKind::Tool {
-            let learned = items.iter().map(|i| (i.name, i.annotations.unwrap_or_default()));
+            let learned = items
+                .iter()
+                .zip(entries.iter())
+                .map(|(i, e)| (i.name, Tool::from_entry(e, i.annotations.unwrap_or_default())));
             self.shared.catalog.learn(&self.up.name, learned);
         }
         let request = ListRequest {
