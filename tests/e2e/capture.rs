@@ -1,7 +1,8 @@
 //! What the audit record keeps of a call's content, through the real
 //! gateway: opt-in capture of arguments and results (off by default,
-//! redacted by key, cut at the size cap, only on the routes that ask for it)
-//! and the byte count of a request body that was forwarded unread.
+//! redacted by key, cut at the size cap, only on the routes that ask for it),
+//! the byte count of a request body that was forwarded unread, and the
+//! definition revision of a tool on a route without policies.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -97,4 +98,36 @@ async fn a_chunked_body_forwarded_unread_is_counted_as_it_streams() {
         body.len() as u64,
         "no Content-Length, counted while forwarded"
     );
+}
+
+#[tokio::test]
+async fn calls_name_the_tool_revision_listed_even_without_policies() {
+    let demo = Demo::spawn().await;
+    let mut gw = TestGateway::spawn(&format!("[[servers]]\nname = \"open\"\nurl = \"{}\"\n", demo.url)).await;
+    let list = http()
+        .post(gw.url("open"))
+        .headers(modern_headers("tools/list", None))
+        .body(modern_body(1, "tools/list", json!({})))
+        .send()
+        .await
+        .unwrap();
+    let listed: serde_json::Value = tollgate_e2e::rpc_message(list).await;
+    echo(&gw, "open", "after the list").await;
+    gw.shutdown().await;
+
+    let mut entry = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .unwrap()
+        .clone();
+    entry.sort_all_objects();
+    let revision = format!("sha256:{}", tollgate_audit::Hash::of_line(entry.to_string().as_bytes()));
+    let records = tollgate_e2e::audit_support::records(&gw.audit_dir());
+    let call = records
+        .iter()
+        .find(|r| r.method.as_deref() == Some("tools/call"))
+        .unwrap();
+    assert_eq!(call.definition_hash.as_deref(), Some(revision.as_str()));
 }

@@ -26,7 +26,7 @@ use tollgate_mcp::{Call, McpError, Message};
 use tollgate_policy::Decision;
 use tollgate_telemetry::{ClientSpan, McpCall, ServerSpan};
 
-use crate::metered::{MeteredBody, Metering, Sent, TEE_BYTES};
+use crate::metered::{MeteredBody, Metering, Sent};
 use crate::rescue::status_and_code;
 use crate::{Shared, Upstream};
 
@@ -249,8 +249,7 @@ impl CallAudit {
             .headers()
             .get(http::header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        let tee = kind.is_none().then(|| self.tee_limit().unwrap_or(0).max(TEE_BYTES));
-        let metering = Metering::new(self, status, kind, sse, tee);
+        let metering = Metering::new(self, status, kind, sse);
         res.map(|body| Body::new(MeteredBody::new(body, metering)))
     }
 

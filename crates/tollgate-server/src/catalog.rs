@@ -4,6 +4,10 @@
 //! definition, for the audit records of its calls (step 13); and the set of
 //! known names, which bounds the `tool` label of metrics.
 //!
+//! Routes with policies learn from the list answers they filter; routes
+//! without learn from the answer's copy once it has been sent
+//! ([`Catalog::learn_answer`]).
+//!
 //! The upstream is an approved server, so its own declarations are the best
 //! knowledge the gateway has until a governed catalog pins them. A tool
 //! never listed has unknown annotations: the cautious MCP defaults apply
@@ -28,6 +32,18 @@ pub(crate) struct Tool {
     /// `sha256:` and the hex SHA-256 of the tool's entry in the list (keys
     /// sorted, compact JSON): which revision of the definition was in effect.
     pub(crate) definition: Arc<str>,
+}
+
+/// A tool entry's `annotations`, with the MCP defaults for absent hints.
+pub(crate) fn annotations(tool: &Value) -> ToolAnnotations {
+    let a = tool.get("annotations");
+    let hint = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
+    ToolAnnotations::from_hints(
+        hint("readOnlyHint"),
+        hint("destructiveHint"),
+        hint("idempotentHint"),
+        hint("openWorldHint"),
+    )
 }
 
 impl Tool {
@@ -63,6 +79,31 @@ impl Catalog {
     /// Whether `tool` has been listed by `route`'s upstream.
     pub(crate) fn knows(&self, route: &str, tool: &str) -> bool {
         self.routes.get(route).is_some_and(|t| t.contains_key(tool))
+    }
+
+    /// Remember the tools of a whole `tools/list` answer (JSON or SSE) that
+    /// was passed on unread: on routes without policies the answer is not
+    /// filtered, and is read here after it was sent. Messages that do not
+    /// parse teach nothing.
+    pub(crate) fn learn_answer(&self, route: &str, body: &[u8], sse: bool) {
+        let messages: Vec<Value> = if sse {
+            body.split(|b| *b == b'\n')
+                .filter_map(|line| line.strip_prefix(b"data:"))
+                .filter_map(|data| serde_json::from_slice(data).ok())
+                .collect()
+        } else {
+            serde_json::from_slice(body).ok().into_iter().collect()
+        };
+        for msg in &messages {
+            let Some(tools) = msg.pointer("/result/tools").and_then(Value::as_array) else {
+                continue;
+            };
+            let learned = tools.iter().filter_map(|t| {
+                let name = t.get("name")?.as_str()?;
+                Some((name, Tool::from_entry(t, annotations(t))))
+            });
+            self.learn(route, learned);
+        }
     }
 
     /// Remember the tools of one `tools/list` page.
@@ -101,5 +142,26 @@ mod tests {
         assert_eq!(c.annotations("demo", "echo"), Some(ToolAnnotations::default()));
         assert_ne!(c.definition("demo", "echo").unwrap(), first);
         assert_eq!(c.annotations("other", "echo"), None);
+    }
+
+    #[test]
+    fn whole_answers_teach_their_tools_json_or_sse() {
+        let c = Catalog::default();
+        let json = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","annotations":{"readOnlyHint":true}}]}}"#;
+        c.learn_answer("r", json, false);
+        assert_eq!(
+            c.annotations("r", "a"),
+            Some(ToolAnnotations::from_hints(Some(true), None, None, None))
+        );
+        let sse = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"b\"}]}}\n\n";
+        c.learn_answer("r", sse, true);
+        assert!(c.knows("r", "b"));
+        c.learn_answer("r", b"{\"result\":{\"tools\":[{\"name\":", false);
+        c.learn_answer(
+            "r",
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":""}}"#,
+            false,
+        );
+        assert!(!c.knows("r", "c"), "broken answers and errors teach nothing");
     }
 }

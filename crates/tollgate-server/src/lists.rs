@@ -22,9 +22,9 @@ use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::McpError;
-use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind, ToolAnnotations};
+use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind};
 
-use crate::catalog::Tool;
+use crate::catalog::{Tool, annotations};
 use crate::{Shared, Upstream};
 
 /// Largest list answer the gateway filters.
@@ -193,16 +193,4 @@ impl Filter<'_> {
         }
         Ok(())
     }
-}
-
-/// A tool entry's `annotations`, with the MCP defaults for absent hints.
-fn annotations(tool: &Value) -> ToolAnnotations {
-    let a = tool.get("annotations");
-    let hint = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
-    ToolAnnotations::from_hints(
-        hint("readOnlyHint"),
-        hint("destructiveHint"),
-        hint("idempotentHint"),
-        hint("openWorldHint"),
-    )
 }

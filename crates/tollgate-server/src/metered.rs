@@ -1,7 +1,9 @@
 //! The response body as the audit sees it: bytes counted frame by frame as
 //! they stream to the client (nothing is held back), the first 16 KiB
-//! copied aside to read the JSON-RPC error codes once the body ends, and the
-//! call's records written when it ends or the client goes away.
+//! copied aside to read the JSON-RPC error codes once the body ends (a
+//! `tools/list` answer on a route without policies up to 1 MiB, for the
+//! catalog to learn from), and the call's records written when it ends or
+//! the client goes away.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -11,13 +13,15 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tollgate_core::ErrorKind;
+use tollgate_core::{ErrorKind, McpMethod};
 use tollgate_policy::Decision;
 
 use crate::audit::{CallAudit, rpc_code};
 
 /// How much of an answer is kept to find its JSON-RPC error codes.
-pub(crate) const TEE_BYTES: usize = 16 * 1024;
+const TEE_BYTES: usize = 16 * 1024;
+/// How much of an unfiltered `tools/list` answer is kept for the catalog.
+const LIST_TEE_BYTES: usize = 1024 * 1024;
 
 /// What was sent back, as far as the records need it.
 #[derive(Debug, Default)]
@@ -65,15 +69,15 @@ pub(crate) struct Metering {
 }
 
 impl Metering {
-    /// Meter the answer of `audit`'s request, copying up to `tee` bytes of
-    /// it aside.
-    pub(crate) fn new(
-        audit: CallAudit,
-        status: u16,
-        kind: Option<ErrorKind>,
-        sse: bool,
-        tee: Option<usize>,
-    ) -> Metering {
+    /// Meter the answer of `audit`'s request; an answer from the upstream
+    /// is copied aside as far as the call needs it.
+    pub(crate) fn new(audit: CallAudit, status: u16, kind: Option<ErrorKind>, sse: bool) -> Metering {
+        let floor = if learns_tools(&audit) {
+            LIST_TEE_BYTES
+        } else {
+            TEE_BYTES
+        };
+        let tee = kind.is_none().then(|| audit.tee_limit().unwrap_or(0).max(floor));
         Metering {
             audit: Some(audit),
             sent: Sent {
@@ -100,10 +104,20 @@ impl Drop for Metering {
         let Some(mut audit) = self.audit.take() else { return };
         if let Some((tee, _)) = self.tee.take() {
             self.sent.errors = rpc_errors(&tee, self.sse);
+            let whole = self.sent.bytes == tee.len() as u64;
+            if whole && self.sent.status < 300 && learns_tools(&audit) {
+                audit.shared.catalog.learn_answer(&audit.up.name, &tee, self.sse);
+            }
             self.sent.tee = Some(tee);
         }
         audit.finish(&self.sent);
     }
+}
+
+/// Whether the answer is a `tools/list` passed on unfiltered, which the
+/// catalog learns from once it has been sent.
+fn learns_tools(audit: &CallAudit) -> bool {
+    audit.forwarded && audit.shared.policy.is_none() && audit.family() == McpMethod::ToolsList
 }
 
 pin_project! {
