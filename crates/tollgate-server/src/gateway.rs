@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tollgate_audit::{RouteAudit, TokenEstimator};
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer, ProtectedResource};
-use tollgate_config::{Loaded, read_or_create_file};
+use tollgate_config::{Config, Loaded, read_or_create_file};
 use tollgate_core::{Principal, PrincipalKind};
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::{Spans, TracingGuard};
@@ -59,6 +59,28 @@ pub struct Gateway {
     background: Background,
 }
 
+/// One upstream per `[[servers]]` entry, with its protected-resource and
+/// audit settings.
+fn upstreams(config: &Config, issuers: &[String]) -> Result<Vec<Arc<Upstream>>, GatewayError> {
+    let mut upstreams = Vec::with_capacity(config.servers.len());
+    for server in &config.servers {
+        let mut up = Upstream::from_config(server, &config.timeouts)?;
+        up.resource = ProtectedResource::from_config(config, server, issuers).map_err(auth_err)?;
+        up.audit = RouteAudit::from_config(server, &config.audit);
+        upstreams.push(Arc::new(up));
+    }
+    Ok(upstreams)
+}
+
+/// The legacy-session sealing keys: the current key first.
+fn session_keys(loaded: &Loaded) -> Vec<&[u8]> {
+    let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
+    if keys.is_empty() {
+        tracing::warn!("no [sessions] key configured: legacy sessions will not survive a restart or cross replicas");
+    }
+    keys
+}
+
 impl Gateway {
     /// Build the routers and upstream clients from a loaded configuration,
     /// registering metrics on `registry`.
@@ -71,20 +93,8 @@ impl Gateway {
         let config = &loaded.config;
         let dev = dev_issuer(loaded)?;
         let authn = Arc::new(Authenticator::from_loaded(loaded, dev.as_ref()).map_err(auth_err)?);
-        let issuers = authn.issuers();
-        let mut upstreams = Vec::with_capacity(config.servers.len());
-        for server in &config.servers {
-            let mut up = Upstream::from_config(server, &config.timeouts)?;
-            up.resource = ProtectedResource::from_config(config, server, &issuers).map_err(auth_err)?;
-            up.audit = RouteAudit::from_config(server, &config.audit);
-            upstreams.push(Arc::new(up));
-        }
-        let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
-        if keys.is_empty() {
-            tracing::warn!(
-                "no [sessions] key configured: legacy sessions will not survive a restart or cross replicas"
-            );
-        }
+        let upstreams = upstreams(config, &authn.issuers())?;
+        let keys = session_keys(loaded);
         let authenticated = upstreams.iter().any(|u| u.resource.is_some());
         let authn = authenticated.then_some(authn);
         let policy = policy_engine(loaded)?;
