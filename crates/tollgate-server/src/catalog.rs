@@ -156,10 +156,10 @@ mod tests {
         let sse = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"b\"}]}}\n\n";
         c.learn_answer("r", sse, true);
         assert!(c.knows("r", "b"));
-        c.learn_answer("r", b"{\"result\":{\"tools\":[{\"name\":", false);
+        c.learn_answer("r", b"{\"result\":{\"tools\":[{\"name\":\"c\"}", false);
         c.learn_answer(
             "r",
-            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":""}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"","data":{"tools":[{"name":"c"}]}}}"#,
             false,
         );
         assert!(!c.knows("r", "c"), "broken answers and errors teach nothing");
