@@ -104,6 +104,7 @@ impl Gateway {
             audit.clone(),
             policy.clone(),
             authn.clone(),
+            tracing.as_ref().map(TracingGuard::span_counts),
         )?))?;
         let shared = Arc::new(Shared {
             limits: config.limits.clone(),

@@ -21,6 +21,7 @@
 //! spans and their attributes.
 
 mod context;
+mod counted;
 mod export;
 mod setup;
 mod span;
@@ -28,6 +29,7 @@ mod span;
 use tracing_subscriber::EnvFilter;
 
 pub use context::{TraceId, Traceparent};
+pub use counted::{SpanCounts, SpanStats};
 pub use setup::{TracingError, TracingGuard, init_tracing};
 pub use span::{ClientSpan, McpCall, ServerSpan, Spans};
 

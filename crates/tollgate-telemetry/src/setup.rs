@@ -5,6 +5,7 @@
 //! side by side); [`init_tracing`] also installs the OpenTelemetry globals
 //! (tracer provider, W3C Trace Context propagator) for the binary.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -14,6 +15,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
 
+use crate::counted::{CountingExporter, CountingProcessor, SpanCounts};
 use crate::export::{ExportRuntime, OtlpHttp};
 use crate::span::Spans;
 
@@ -43,6 +45,7 @@ const MAX_BATCH: usize = 512;
 pub struct TracingGuard {
     provider: SdkTracerProvider,
     spans: Spans,
+    counts: Arc<SpanCounts>,
     timeout: Duration,
     runtime: ExportRuntime,
     down: bool,
@@ -91,7 +94,15 @@ impl TracingGuard {
             .with_max_export_batch_size(MAX_BATCH.min(queue))
             .with_scheduled_delay(SCHEDULED_DELAY)
             .build();
-        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
+        let counts = Arc::new(SpanCounts::default());
+        let exporter = CountingExporter {
+            inner: exporter,
+            counts: counts.clone(),
+        };
+        let processor = CountingProcessor {
+            inner: BatchSpanProcessor::builder(exporter).with_batch_config(batch).build(),
+            counts: counts.clone(),
+        };
         let resource = Resource::builder_empty()
             .with_service_name(settings.service_name.clone())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
@@ -106,6 +117,7 @@ impl TracingGuard {
         Ok(Some(TracingGuard {
             provider,
             spans,
+            counts,
             timeout: settings.timeout,
             runtime,
             down: false,
@@ -115,6 +127,12 @@ impl TracingGuard {
     /// The span factory the request path uses (cheap to clone).
     pub fn spans(&self) -> Spans {
         self.spans.clone()
+    }
+
+    /// The pipeline's span totals, for the status metrics (shared: they
+    /// keep counting after the call).
+    pub fn span_counts(&self) -> Arc<SpanCounts> {
+        self.counts.clone()
     }
 
     /// Make this pipeline the process-wide OpenTelemetry tracer provider,

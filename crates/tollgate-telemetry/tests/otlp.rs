@@ -158,6 +158,11 @@ fn a_tools_call_exports_a_server_span_and_its_client_span() {
     server.set_jsonrpc_error(-32603, "Upstream failed");
     server.end();
     guard.force_flush().unwrap();
+    let stats = guard.span_counts().stats();
+    assert_eq!(
+        (stats.ended, stats.exported, stats.failed, stats.unexported()),
+        (2, 2, 0, 0)
+    );
 
     let got = collector.spans();
     assert_eq!(got.len(), 2, "{got:#?}");
@@ -324,6 +329,12 @@ fn an_unreachable_collector_fails_the_flush_not_the_request() {
     let guard = TracingGuard::new(&settings).unwrap().unwrap();
     guard.spans().server_span(&tool_call()).end();
     assert!(guard.force_flush().is_err());
+    let stats = guard.span_counts().stats();
+    assert_eq!(
+        (stats.ended, stats.exported, stats.failed),
+        (1, 0, 1),
+        "the failed export is counted"
+    );
     drop(guard);
 }
 

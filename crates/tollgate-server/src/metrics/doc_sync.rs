@@ -90,7 +90,7 @@ fn registered() -> BTreeMap<String, Described> {
         describe(c, &mut out);
     }
 
-    let status = StatusCollector::new(AuditHandle::disabled(), None, None).expect("status collector builds");
+    let status = StatusCollector::new(AuditHandle::disabled(), None, None, None).expect("status collector builds");
     describe(&status, &mut out);
     registry.register(Box::new(status)).expect("status collector registers");
 

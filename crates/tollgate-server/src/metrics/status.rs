@@ -1,7 +1,7 @@
 //! Metrics read when Prometheus scrapes: the audit sink's queue and
-//! counters, the policy set in force and its reloads, and each token
-//! issuer's signing keys and their fetches. Nothing on the request path
-//! touches them.
+//! counters, the policy set in force and its reloads, each token issuer's
+//! signing keys and their fetches, and the trace pipeline's span totals.
+//! Nothing on the request path touches them.
 
 use std::sync::Arc;
 
@@ -11,18 +11,21 @@ use prometheus::{IntGauge, IntGaugeVec, Opts};
 use tollgate_audit::AuditHandle;
 use tollgate_auth::Authenticator;
 use tollgate_policy::PolicyEngine;
+use tollgate_telemetry::SpanCounts;
 
 /// Collects the status gauges at scrape time.
 pub(crate) struct StatusCollector {
     audit: AuditHandle,
     policy: Option<Arc<PolicyEngine>>,
     authn: Option<Arc<Authenticator>>,
+    spans: Option<Arc<SpanCounts>>,
     gauges: Vec<IntGauge>,
     audit_counters: IntGaugeVec,
     /// Per issuer: keys in force, fetches by result, last fetch ok.
     issuer_keys: IntGaugeVec,
     issuer_fetches: IntGaugeVec,
     issuer_last_ok: IntGaugeVec,
+    span_counters: IntGaugeVec,
     descs: Vec<Desc>,
 }
 
@@ -72,6 +75,7 @@ impl StatusCollector {
         audit: AuditHandle,
         policy: Option<Arc<PolicyEngine>>,
         authn: Option<Arc<Authenticator>>,
+        spans: Option<Arc<SpanCounts>>,
     ) -> prometheus::Result<StatusCollector> {
         let gauges = GAUGES
             .iter()
@@ -100,19 +104,32 @@ impl StatusCollector {
             "1 unless the issuer's latest key-set fetch failed.",
             &["issuer"],
         )?;
+        let span_counters = issuer_vec(
+            "tollgate_trace_spans",
+            "Trace spans since start, by kind: ended (sampled), exported, export_failed, unexported (queued or dropped).",
+            &["kind"],
+        )?;
         let mut descs: Vec<Desc> = gauges.iter().flat_map(|g| g.desc().into_iter().cloned()).collect();
-        for vec in [&audit_counters, &issuer_keys, &issuer_fetches, &issuer_last_ok] {
+        for vec in [
+            &audit_counters,
+            &issuer_keys,
+            &issuer_fetches,
+            &issuer_last_ok,
+            &span_counters,
+        ] {
             descs.extend(vec.desc().into_iter().cloned());
         }
         Ok(StatusCollector {
             audit,
             policy,
             authn,
+            spans,
             gauges,
             audit_counters,
             issuer_keys,
             issuer_fetches,
             issuer_last_ok,
+            span_counters,
             descs,
         })
     }
@@ -153,6 +170,17 @@ impl StatusCollector {
         let ready = self.authn.as_ref().is_none_or(|a| a.is_ready());
         self.set(AUTH_KEYS_READY, i64::from(ready));
         self.refresh_issuers();
+        let spans = self.spans.as_ref().map(|c| c.stats()).unwrap_or_default();
+        for (kind, v) in [
+            ("ended", spans.ended),
+            ("exported", spans.exported),
+            ("export_failed", spans.failed),
+            ("unexported", spans.unexported()),
+        ] {
+            self.span_counters
+                .with_label_values(&[kind])
+                .set(i64::try_from(v).unwrap_or(i64::MAX));
+        }
     }
 
     /// One series per configured issuer (a bounded set: the config's).
@@ -188,6 +216,7 @@ impl Collector for StatusCollector {
             &self.issuer_keys,
             &self.issuer_fetches,
             &self.issuer_last_ok,
+            &self.span_counters,
         ] {
             out.extend(vec.collect());
         }
