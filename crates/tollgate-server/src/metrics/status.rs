@@ -88,38 +88,28 @@ impl StatusCollector {
             ),
             &["kind"],
         )?;
-        let issuer_vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
-        let issuer_keys = issuer_vec(
+        let vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
+        let issuer_keys = vec(
             "tollgate_auth_jwks_keys",
             "Signing keys in force per token issuer (0 until loaded).",
             &["issuer"],
         )?;
-        let issuer_fetches = issuer_vec(
+        let issuer_fetches = vec(
             "tollgate_auth_jwks_fetches",
             "Key-set fetches per token issuer since start, by result: ok, failed.",
             &["issuer", "result"],
         )?;
-        let issuer_last_ok = issuer_vec(
+        let issuer_last_ok = vec(
             "tollgate_auth_jwks_last_fetch_success",
             "1 unless the issuer's latest key-set fetch failed.",
             &["issuer"],
         )?;
-        let span_counters = issuer_vec(
+        let span_counters = vec(
             "tollgate_trace_spans",
             "Trace spans since start, by kind: ended (sampled), exported, export_failed, unexported (queued or dropped).",
             &["kind"],
         )?;
-        let mut descs: Vec<Desc> = gauges.iter().flat_map(|g| g.desc().into_iter().cloned()).collect();
-        for vec in [
-            &audit_counters,
-            &issuer_keys,
-            &issuer_fetches,
-            &issuer_last_ok,
-            &span_counters,
-        ] {
-            descs.extend(vec.desc().into_iter().cloned());
-        }
-        Ok(StatusCollector {
+        let mut collector = StatusCollector {
             audit,
             policy,
             authn,
@@ -130,13 +120,28 @@ impl StatusCollector {
             issuer_fetches,
             issuer_last_ok,
             span_counters,
-            descs,
-        })
+            descs: Vec::new(),
+        };
+        let gauges = collector.gauges.iter().flat_map(|g| g.desc());
+        let vecs = collector.vecs().into_iter().flat_map(|v| v.desc());
+        collector.descs = gauges.chain(vecs).cloned().collect();
+        Ok(collector)
+    }
+
+    /// The labelled gauges, in the order they are collected.
+    fn vecs(&self) -> [&IntGaugeVec; 5] {
+        [
+            &self.audit_counters,
+            &self.issuer_keys,
+            &self.issuer_fetches,
+            &self.issuer_last_ok,
+            &self.span_counters,
+        ]
     }
 
     fn set(&self, i: usize, v: impl TryInto<i64>) {
         if let Some(g) = self.gauges.get(i) {
-            g.set(v.try_into().unwrap_or(i64::MAX));
+            g.set(saturating(v));
         }
     }
 
@@ -145,18 +150,17 @@ impl StatusCollector {
         self.set(QUEUE_DEPTH, a.queue_depth);
         self.set(QUEUE_CAPACITY, a.queue_capacity);
         self.set(AUDIT_HEALTHY, i64::from(a.healthy));
-        for (kind, v) in [
-            ("written", a.written),
-            ("dropped", a.dropped),
-            ("write_errors", a.write_errors),
-            ("commits", a.commits),
-            ("otlp_exported", a.otlp_exported),
-            ("otlp_dropped", a.otlp_dropped),
-        ] {
-            self.audit_counters
-                .with_label_values(&[kind])
-                .set(i64::try_from(v).unwrap_or(i64::MAX));
-        }
+        set_kinds(
+            &self.audit_counters,
+            [
+                ("written", a.written),
+                ("dropped", a.dropped),
+                ("write_errors", a.write_errors),
+                ("commits", a.commits),
+                ("otlp_exported", a.otlp_exported),
+                ("otlp_dropped", a.otlp_dropped),
+            ],
+        );
         if let Some(p) = &self.policy {
             let s = p.status();
             self.set(POLICY_GENERATION, s.generation);
@@ -171,31 +175,29 @@ impl StatusCollector {
         self.set(AUTH_KEYS_READY, i64::from(ready));
         self.refresh_issuers();
         let spans = self.spans.as_ref().map(|c| c.stats()).unwrap_or_default();
-        for (kind, v) in [
-            ("ended", spans.ended),
-            ("exported", spans.exported),
-            ("export_failed", spans.failed),
-            ("unexported", spans.unexported()),
-        ] {
-            self.span_counters
-                .with_label_values(&[kind])
-                .set(i64::try_from(v).unwrap_or(i64::MAX));
-        }
+        set_kinds(
+            &self.span_counters,
+            [
+                ("ended", spans.ended),
+                ("exported", spans.exported),
+                ("export_failed", spans.failed),
+                ("unexported", spans.unexported()),
+            ],
+        );
     }
 
     /// One series per configured issuer (a bounded set: the config's).
     fn refresh_issuers(&self) {
         let Some(authn) = &self.authn else { return };
-        let count = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         for s in authn.issuer_status() {
             let issuer = s.issuer.as_str();
-            self.issuer_keys.with_label_values(&[issuer]).set(count(s.keys as u64));
+            self.issuer_keys.with_label_values(&[issuer]).set(saturating(s.keys));
             self.issuer_fetches
                 .with_label_values(&[issuer, "ok"])
-                .set(count(s.fetched));
+                .set(saturating(s.fetched));
             self.issuer_fetches
                 .with_label_values(&[issuer, "failed"])
-                .set(count(s.failed));
+                .set(saturating(s.failed));
             self.issuer_last_ok
                 .with_label_values(&[issuer])
                 .set(i64::from(s.last_fetch_ok));
@@ -211,15 +213,19 @@ impl Collector for StatusCollector {
     fn collect(&self) -> Vec<MetricFamily> {
         self.refresh();
         let mut out: Vec<MetricFamily> = self.gauges.iter().flat_map(Collector::collect).collect();
-        for vec in [
-            &self.audit_counters,
-            &self.issuer_keys,
-            &self.issuer_fetches,
-            &self.issuer_last_ok,
-            &self.span_counters,
-        ] {
-            out.extend(vec.collect());
-        }
+        out.extend(self.vecs().into_iter().flat_map(Collector::collect));
         out
+    }
+}
+
+/// A gauge value: totals beyond `i64::MAX` show as `i64::MAX`.
+fn saturating(v: impl TryInto<i64>) -> i64 {
+    v.try_into().unwrap_or(i64::MAX)
+}
+
+/// Set one series of `vec` (labelled `kind`) per entry.
+fn set_kinds<const N: usize>(vec: &IntGaugeVec, values: [(&str, u64); N]) {
+    for (kind, v) in values {
+        vec.with_label_values(&[kind]).set(saturating(v));
     }
 }
