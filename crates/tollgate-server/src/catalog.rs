@@ -21,6 +21,8 @@ use serde_json::Value;
 use tollgate_audit::Hash;
 use tollgate_policy::ToolAnnotations;
 
+use crate::metered::answer_messages;
+
 /// Most tools remembered per route; further names are not learned (their
 /// calls get default annotations and the metrics label `other`).
 pub(crate) const MAX_TOOLS_PER_ROUTE: usize = 4096;
@@ -86,15 +88,8 @@ impl Catalog {
     /// filtered, and is read here after it was sent. Messages that do not
     /// parse teach nothing.
     pub(crate) fn learn_answer(&self, route: &str, body: &[u8], sse: bool) {
-        let messages: Vec<Value> = if sse {
-            body.split(|b| *b == b'\n')
-                .filter_map(|line| line.strip_prefix(b"data:"))
-                .filter_map(|data| serde_json::from_slice(data).ok())
-                .collect()
-        } else {
-            serde_json::from_slice(body).ok().into_iter().collect()
-        };
-        for msg in &messages {
+        let messages = answer_messages(body, sse).filter_map(|m| serde_json::from_slice::<Value>(m).ok());
+        for msg in messages {
             let Some(tools) = msg.pointer("/result/tools").and_then(Value::as_array) else {
                 continue;
             };

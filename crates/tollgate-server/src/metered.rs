@@ -179,8 +179,17 @@ struct Code {
     code: i64,
 }
 
+/// The JSON text of each message of a copied answer: the whole body of a
+/// JSON answer, each `data:` line of an SSE one (a JSON body is not
+/// scanned for lines).
+pub(crate) fn answer_messages(body: &[u8], sse: bool) -> impl Iterator<Item = &[u8]> {
+    let lines = body.split(|b| *b == b'\n').take(if sse { usize::MAX } else { 0 });
+    let data = lines.filter_map(|line| line.strip_prefix(b"data:"));
+    (!sse).then_some(body).into_iter().chain(data)
+}
+
 /// The `(id, code)` of each JSON-RPC error in a JSON or SSE answer (as far
-/// as the copied prefix goes).
+/// as the copied prefix goes); a message may be a batch.
 fn rpc_errors(body: &[u8], sse: bool) -> Vec<(Option<String>, i64)> {
     let mut out = Vec::new();
     let mut take = |r: Reply<'_>| {
@@ -188,19 +197,10 @@ fn rpc_errors(body: &[u8], sse: bool) -> Vec<(Option<String>, i64)> {
             out.push((r.id.map(|id| id.get().to_owned()), e.code));
         }
     };
-    if !sse {
-        if let Ok(many) = serde_json::from_slice::<Vec<Reply<'_>>>(body) {
+    for msg in answer_messages(body, sse) {
+        if let Ok(many) = serde_json::from_slice::<Vec<Reply<'_>>>(msg) {
             many.into_iter().for_each(&mut take);
-        } else if let Ok(one) = serde_json::from_slice::<Reply<'_>>(body) {
-            take(one);
-        }
-        return out;
-    }
-    let text = String::from_utf8_lossy(body);
-    for line in text.lines() {
-        if let Some(data) = line.strip_prefix("data:")
-            && let Ok(one) = serde_json::from_str::<Reply<'_>>(data.trim())
-        {
+        } else if let Ok(one) = serde_json::from_slice::<Reply<'_>>(msg) {
             take(one);
         }
     }
