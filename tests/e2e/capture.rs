@@ -115,15 +115,7 @@ async fn calls_name_the_tool_revision_listed_even_without_policies() {
     echo(&gw, "open", "after the list").await;
     gw.shutdown().await;
 
-    let mut entry = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "echo")
-        .unwrap()
-        .clone();
-    entry.sort_all_objects();
-    let revision = format!("sha256:{}", tollgate_audit::Hash::of_line(entry.to_string().as_bytes()));
+    let revision = tollgate_e2e::audit_support::listed_revision(&listed, "echo");
     let records = tollgate_e2e::audit_support::records(&gw.audit_dir());
     let call = records
         .iter()

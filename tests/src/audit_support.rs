@@ -314,6 +314,16 @@ pub fn assert_error(rec: &CallRecord, rpc_error: Option<i64>, error: Option<&str
     assert_eq!(rec.error.as_deref(), error, "{rec:?}");
 }
 
+/// The `definition_hash` a record should carry for tool `name` of a
+/// `tools/list` answer: `sha256:` and the SHA-256 of its entry with keys
+/// sorted, in compact JSON.
+pub fn listed_revision(list_answer: &Value, name: &str) -> String {
+    let tools = list_answer["result"]["tools"].as_array().unwrap();
+    let mut entry = tools.iter().find(|t| t["name"] == name).unwrap().clone();
+    entry.sort_all_objects();
+    format!("sha256:{}", tollgate_audit::Hash::of_line(entry.to_string().as_bytes()))
+}
+
 /// An open route to the stub and `n` calls on it.
 pub async fn stub_trail(stub: &Stub, n: u64) -> TestGateway {
     let mut gw = TestGateway::spawn(&format!("[[servers]]\nname = \"s\"\nurl = \"{}/json\"\n", stub.base)).await;

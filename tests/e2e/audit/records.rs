@@ -4,8 +4,8 @@
 use serde_json::json;
 use tollgate_audit::{CallRecord, CredentialKind, Outcome};
 use tollgate_e2e::audit_support::{
-    Exchange, assert_call, assert_decision, assert_error, assert_principal, demo_gateway, modern, record_of, records,
-    records_of, token, tokens, tool, trail_lines,
+    Exchange, assert_call, assert_decision, assert_error, assert_principal, demo_gateway, listed_revision, modern,
+    record_of, records, records_of, token, tokens, tool, trail_lines,
 };
 use tollgate_e2e::children::free_port;
 use tollgate_e2e::stub::Stub;
@@ -143,10 +143,7 @@ impl Traffic {
         assert!(rec.ttfb_us.is_some_and(|t| t > 0 && t <= rec.duration_us));
         assert_eq!(rec.trace_id.as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
         // The revision of `echo` the caller was shown by the earlier tools/list.
-        let listed = self.list.message()["result"]["tools"].as_array().unwrap().clone();
-        let mut entry = listed.into_iter().find(|t| t["name"] == "echo").unwrap();
-        entry.sort_all_objects();
-        let revision = format!("sha256:{}", tollgate_audit::Hash::of_line(entry.to_string().as_bytes()));
+        let revision = listed_revision(&self.list.message(), "echo");
         assert_eq!(rec.definition_hash.as_deref(), Some(revision.as_str()));
     }
 
