@@ -20,8 +20,8 @@ fn route(name: &str, url: &str, trust: &str) -> String {
 async fn typescript_sdk_through_tollgate_equals_direct() {
     let upstream = everything_server().await;
     let gw = TestGateway::spawn(&route("everything", &upstream.url, "verify")).await;
-    let direct = ts_client(&upstream.url, "full", &[]).await;
-    let via = ts_client(&gw.url("everything"), "full", &[]).await;
+    let direct = ts_client(&upstream.url, "full", &[], &[]).await;
+    let via = ts_client(&gw.url("everything"), "full", &[], &[]).await;
     assert_eq!(direct, via, "answers through Tollgate differ from direct");
     // The scenario really exercised progress over SSE and an image result.
     let text = via.to_string();
@@ -38,10 +38,10 @@ async fn python_modern_client_through_tollgate_in_both_trust_modes() {
         route("trusted", &upstream.url, "upstream")
     ))
     .await;
-    let mut direct = python_client(&upstream.url, &[]).await;
+    let mut direct = python_client(&upstream.url, &[], &[]).await;
     assert_eq!(direct["protocolVersion"], "2026-07-28", "{direct}");
     for name in ["verify", "trusted"] {
-        let mut via = python_client(&gw.url(name), &["Authorization: Bearer never-forwarded"]).await;
+        let mut via = python_client(&gw.url(name), &["Authorization: Bearer never-forwarded"], &[]).await;
         let whoami = via["whoami"].take();
         direct["whoami"] = serde_json::Value::Null;
         via["whoami"] = serde_json::Value::Null;
@@ -74,7 +74,7 @@ async fn typescript_sdk_with_a_bearer_token_through_an_authenticated_route() {
     .await;
     let token = issuer.token("alice", &["mcp:tools"], &["everything"]);
     let header = format!("Authorization: Bearer {token}");
-    let direct = ts_client(&upstream.url, "minimal", &[]).await;
-    let via = ts_client(&gw.url("everything"), "minimal", &[&header]).await;
+    let direct = ts_client(&upstream.url, "minimal", &[], &[]).await;
+    let via = ts_client(&gw.url("everything"), "minimal", &[&header], &[]).await;
     assert_eq!(direct, via);
 }

@@ -244,21 +244,38 @@ fn tools(out: &Value) -> Vec<&str> {
 async fn the_typescript_sdk_client_sees_a_filtered_tool_list() {
     let upstream = everything_server().await;
     let (gw, _policies) = all_but("get-sum", "everything", &upstream.url, "").await;
-    let direct = ts_client(&upstream.url, "minimal", &[]).await;
-    let via = ts_client(&gw.url("everything"), "minimal", &[]).await;
+    let direct = ts_client(&upstream.url, "minimal", &[], &[]).await;
+    let via = ts_client(&gw.url("everything"), "minimal", &[], &["--denied", "get-sum"]).await;
     let (all, seen) = (tools(&direct), tools(&via));
     assert!(all.contains(&"get-sum") && !seen.contains(&"get-sum"), "{seen:?}");
     let expected: Vec<&str> = all.iter().copied().filter(|t| *t != "get-sum").collect();
     assert_eq!(seen, expected);
     assert_eq!(via["echo"], direct["echo"]);
+    // The hidden tool's call fails in the SDK like an unknown tool.
+    assert_eq!(via["denied"]["code"], -32602, "{via}");
+    assert!(
+        via["denied"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool: get-sum"),
+        "{via}"
+    );
 }
 
 #[tokio::test]
 async fn the_python_modern_client_sees_a_filtered_tool_list() {
     let upstream = python_modern_server().await;
     let (gw, _policies) = all_but("drop_table", "py", &upstream.url, "legacy = false").await;
-    let via = python_client(&gw.url("py"), &[]).await;
+    let via = python_client(&gw.url("py"), &[], &["--denied", "drop_table"]).await;
     assert_eq!(tools(&via), ["add", "echo", "grüße", "progress", "whoami"], "{via}");
+    assert_eq!(via["denied"]["code"], -32602, "{via}");
+    assert!(
+        via["denied"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool: drop_table"),
+        "{via}"
+    );
 }
 
 #[tokio::test]

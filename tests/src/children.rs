@@ -93,8 +93,9 @@ pub async fn python_modern_server() -> ChildServer {
     }
 }
 
-/// Run the TypeScript SDK client scenario against `url`; returns its JSON.
-pub async fn ts_client(url: &str, scenario: &str, headers: &[&str]) -> serde_json::Value {
+/// Run the TypeScript SDK client scenario against `url` with `headers` and
+/// further fixture options `extra` (e.g. `--denied TOOL`); returns its JSON.
+pub async fn ts_client(url: &str, scenario: &str, headers: &[&str], extra: &[&str]) -> serde_json::Value {
     let script = fixtures().join("js/everything-client.mjs");
     require(&fixtures().join("js/node_modules"));
     let mut cmd = Command::new("node");
@@ -102,16 +103,19 @@ pub async fn ts_client(url: &str, scenario: &str, headers: &[&str]) -> serde_jso
     for h in headers {
         cmd.args(["--header", h]);
     }
+    cmd.args(extra);
     run_json(cmd).await
 }
 
-/// Run the Python SDK client (auto mode) against `url`; returns its JSON.
-pub async fn python_client(url: &str, headers: &[&str]) -> serde_json::Value {
+/// Run the Python SDK client (auto mode) against `url` with `headers` and
+/// further fixture options `extra`; returns its JSON.
+pub async fn python_client(url: &str, headers: &[&str], extra: &[&str]) -> serde_json::Value {
     let mut cmd = Command::new(python());
     cmd.arg(fixtures().join("py/modern_client.py")).arg(url);
     for h in headers {
         cmd.args(["--header", h]);
     }
+    cmd.args(extra);
     run_json(cmd).await
 }
 
