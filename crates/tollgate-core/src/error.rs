@@ -64,13 +64,17 @@ pub enum ErrorKind {
     /// Strict audit: the call's record could not be made durable, so the
     /// call is refused (fail closed).
     AuditUnavailable,
+    /// An element of a legacy batch that was not forwarded because another
+    /// element of the same batch was refused (the batch goes upstream whole
+    /// or not at all).
+    BatchNotForwarded,
     /// A bug or an unexpected internal failure.
     Internal,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -93,6 +97,7 @@ impl ErrorKind {
         ErrorKind::UpstreamTimeout,
         ErrorKind::ListUnfilterable,
         ErrorKind::AuditUnavailable,
+        ErrorKind::BatchNotForwarded,
         ErrorKind::Internal,
     ];
 
@@ -121,6 +126,7 @@ impl ErrorKind {
             ErrorKind::UpstreamTimeout => "upstream_timeout",
             ErrorKind::ListUnfilterable => "list_unfilterable",
             ErrorKind::AuditUnavailable => "audit_unavailable",
+            ErrorKind::BatchNotForwarded => "batch_not_forwarded",
             ErrorKind::Internal => "internal",
         }
     }
