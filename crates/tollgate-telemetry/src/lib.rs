@@ -16,13 +16,15 @@
 //! `params._meta.traceparent`, else its HTTP `traceparent` header; the
 //! forwarder starts one [`ClientSpan`] per upstream call and sends its
 //! [`Traceparent`] upstream. The audit record takes
-//! [`ServerSpan::trace_id`]. With tracing off all of this costs a
+//! [`ServerSpan::trace_id`]; when the call ends, [`RequestSpans::finish`]
+//! records the answer from the call summary. With tracing off all of this costs a
 //! `traceparent` parse and no allocation. `docs/observability.md` lists the
 //! spans and their attributes.
 
 mod context;
 mod counted;
 mod export;
+mod finish;
 mod setup;
 mod span;
 
@@ -30,6 +32,7 @@ use tracing_subscriber::EnvFilter;
 
 pub use context::{TraceId, Traceparent};
 pub use counted::{SpanCounts, SpanStats};
+pub use finish::RequestSpans;
 pub use setup::{TracingError, TracingGuard, init_tracing};
 pub use span::{ClientSpan, McpCall, ServerSpan, Spans};
 
@@ -45,11 +48,14 @@ pub enum LogFormat {
 
 /// Install the global `tracing` subscriber writing to stderr. The filter
 /// comes from `filter` (e.g. `info,tollgate_server=debug`); `RUST_LOG`
-/// syntax. Calling it twice is harmless: the second call does nothing.
+/// syntax. Text lines carry ANSI colours only when stderr is a terminal,
+/// so a log file or a log shipper gets plain text. Calling it twice is
+/// harmless: the second call does nothing.
 pub fn init(filter: &str, format: LogFormat) {
     let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
