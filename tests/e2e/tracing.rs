@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message as _;
 use serde_json::json;
-use tollgate_e2e::audit_support::{metric, scrape_until};
+use tollgate_e2e::audit_support::{metric, scrape_until, try_metric};
 use tollgate_e2e::stub::Stub;
 use tollgate_e2e::{TestGateway, http, modern_body, modern_headers};
 
@@ -71,7 +71,7 @@ async fn a_call_is_traced_from_the_caller_through_the_gateway_to_the_upstream() 
     assert_eq!(res.status(), 200);
     res.bytes().await.unwrap();
     // The server and client spans ended and are queued for export.
-    let ended = |t: &str| metric(t, "tollgate_trace_spans", &[("kind", "ended")]) == 2.0;
+    let ended = |t: &str| try_metric(t, "tollgate_trace_spans", &[("kind", "ended")]) == Some(2.0);
     let scraped = scrape_until(&gw.admin, ended).await;
     assert_eq!(
         metric(&scraped, "tollgate_trace_spans", &[("kind", "export_failed")]),

@@ -102,9 +102,12 @@ pub fn trail_lines(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The sum of the samples of `name` whose labels include all of `labels`.
-pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
-    text.lines()
+/// The sum of the samples of `name` whose labels include all of `labels`,
+/// or `None` when no such series is exposed (a metric that was renamed or
+/// removed, or a label value never seen).
+pub fn try_metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let values: Vec<f64> = text
+        .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let (series, value) = l.rsplit_once(' ')?;
@@ -116,7 +119,15 @@ pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
             let ok = n == name && labels.iter().all(|(k, v)| has(k, v));
             ok.then(|| value.parse::<f64>().unwrap())
         })
-        .sum()
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+/// [`try_metric`] for a series that must exist: a missing series fails
+/// the test instead of reading as zero.
+pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    try_metric(text, name, labels)
+        .unwrap_or_else(|| panic!("no series {name} with labels {labels:?} in the scrape:\n{text}"))
 }
 
 /// Scrape `{admin}/metrics` until `done` holds for its text (5 s at most:
