@@ -41,7 +41,9 @@ fn tools_call() -> Vec<u8> {
 fn bench(c: &mut Criterion) {
     let body = tools_call();
     assert!((900..1200).contains(&body.len()), "body is {} bytes", body.len());
-    let Ok(Scanned::Single(m)) = scan(&body) else { panic!("the body must scan") };
+    let Ok(Scanned::Single(m)) = scan(&body) else {
+        panic!("the body must scan")
+    };
     assert_eq!(m.name.as_deref(), Some("search_issues"));
     let mut group = c.benchmark_group("scan");
     group.throughput(Throughput::Bytes(body.len() as u64));

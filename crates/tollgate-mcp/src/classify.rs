@@ -8,7 +8,7 @@
 use serde_json::json;
 use tollgate_core::{Era, ErrorKind, McpMethod};
 
-use crate::{McpError, Message, MessageKind, ProtocolVersion, Result, Scanned, StandardHeaders};
+use crate::{McpError, Message, MessageKind, ProtocolVersion, Result, Scanned, StandardHeaders, Versions};
 
 /// A classified POST: its era, protocol version and the messages it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,12 +36,16 @@ pub enum CallPlan {
 impl CallPlan {
     /// Decide from the headers alone whether the body must be scanned.
     ///
+    /// `versions` is what the route can serve: the gateway's revisions
+    /// intersected with what its upstream announced.
+    ///
     /// # Errors
     ///
-    /// `UnsupportedProtocolVersion`, or `HeaderMismatch` for a malformed or
-    /// missing standard header on a modern request.
-    pub fn from_headers(headers: &StandardHeaders, trust_headers: bool, legacy_allowed: bool) -> Result<CallPlan> {
-        let version = header_version(headers, legacy_allowed)?;
+    /// `UnsupportedProtocolVersion` for a header version outside `versions`,
+    /// or `HeaderMismatch` for a malformed or missing standard header on a
+    /// modern request.
+    pub fn from_headers(headers: &StandardHeaders, trust_headers: bool, versions: Versions) -> Result<CallPlan> {
+        let version = header_version(headers, versions)?;
         let (true, Some(v @ ProtocolVersion::V2026_07_28)) = (trust_headers, version) else {
             return Ok(CallPlan::ScanBody);
         };
@@ -83,42 +87,43 @@ fn names_target(method: &str) -> bool {
     McpMethod::from_name(method).requires_name() || matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
 }
 
-/// The supported versions for a route, for `-32022` error data.
-pub fn supported_versions(legacy_allowed: bool) -> Vec<&'static str> {
-    ProtocolVersion::ALL
-        .into_iter()
-        .filter(|v| legacy_allowed || v.era() == Era::Modern)
-        .map(ProtocolVersion::as_str)
-        .collect()
+/// The versions a route serves, oldest first, for `-32022` error data.
+pub fn supported_versions(versions: Versions) -> Vec<&'static str> {
+    versions.as_strs()
 }
 
-/// The `-32022` error for a version this route does not serve.
-pub fn unsupported_version(requested: &str, legacy_allowed: bool) -> McpError {
+/// The `-32022` error for a version a route does not serve; its data names
+/// the route's `versions`.
+pub fn unsupported_version(requested: &str, versions: Versions) -> McpError {
     McpError::new(ErrorKind::UnsupportedProtocolVersion, "Unsupported protocol version").with_data(json!({
-        "supported": supported_versions(legacy_allowed),
+        "supported": supported_versions(versions),
         "requested": requested,
     }))
 }
 
-fn header_version(headers: &StandardHeaders, legacy_allowed: bool) -> Result<Option<ProtocolVersion>> {
+fn header_version(headers: &StandardHeaders, versions: Versions) -> Result<Option<ProtocolVersion>> {
     match &headers.version {
         None => Ok(None),
-        Some(Err(text)) => Err(unsupported_version(text, legacy_allowed)),
-        Some(Ok(v)) if v.era() == Era::Legacy && !legacy_allowed => Err(unsupported_version(v.as_str(), false)),
+        Some(Err(text)) => Err(unsupported_version(text, versions)),
+        Some(Ok(v)) if !versions.contains(*v) => Err(unsupported_version(v.as_str(), versions)),
         Some(Ok(v)) => Ok(Some(*v)),
     }
 }
 
 /// Classify a scanned POST body together with its headers.
 ///
+/// `versions` is what the route can serve; a legacy call on a route without
+/// any legacy revision is refused like an unknown version.
+///
 /// # Errors
 ///
-/// The spec's rejections: `-32022` for an unknown version, `-32020` for a
+/// The spec's rejections: `-32022` for a version outside `versions` (or a
+/// legacy call on a route without legacy revisions), `-32020` for a
 /// header that is missing, malformed or disagrees with the body, `-32602`
 /// for a modern request without its `_meta` version, `-32600` for a batch
 /// where batches are not allowed or a client response in the modern era.
-pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, legacy_allowed: bool) -> Result<Call> {
-    let version = header_version(headers, legacy_allowed).map_err(|e| e.with_id(scanned.first_id()))?;
+pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, versions: Versions) -> Result<Call> {
+    let version = header_version(headers, versions).map_err(|e| e.with_id(scanned.first_id()))?;
     let call = match scanned {
         Scanned::Batch(messages) => classify_batch(version, messages)?,
         Scanned::Single(m) => match version {
@@ -129,9 +134,9 @@ pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, legacy_allowe
             _ => classify_legacy(version, m).map_err(|e| e.with_id(m.id.clone()))?,
         },
     };
-    if call.era == Era::Legacy && !legacy_allowed {
+    if call.era == Era::Legacy && !versions.legacy_allowed() {
         let requested = call.version.map_or("unknown", ProtocolVersion::as_str);
-        return Err(unsupported_version(requested, false).with_id(scanned.first_id()));
+        return Err(unsupported_version(requested, versions).with_id(scanned.first_id()));
     }
     Ok(call)
 }

@@ -19,4 +19,4 @@ pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value};
 pub use jsonrpc::{RequestId, error_body};
 pub use scan::{Message, MessageKind, Scanned, scan};
-pub use version::ProtocolVersion;
+pub use version::{ProtocolVersion, Versions};

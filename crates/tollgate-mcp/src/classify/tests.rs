@@ -15,7 +15,7 @@ const MODERN_CALL: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","para
 const V: (&str, &str) = ("mcp-protocol-version", "2026-07-28");
 
 fn classify(h: &[(&'static str, &str)], body: &str) -> Result<Call> {
-    classify_post(&headers(h), &scan(body.as_bytes()).unwrap(), true)
+    classify_post(&headers(h), &scan(body.as_bytes()).unwrap(), Versions::all())
 }
 
 #[test]
@@ -59,10 +59,66 @@ fn unsupported_versions_name_what_is_supported() {
     let e = classify_post(
         &headers(&[("mcp-protocol-version", "2025-06-18")]),
         &scan(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap(),
-        false,
+        Versions::modern_only(),
     )
     .unwrap_err();
     assert_eq!(e.data.unwrap()["supported"], serde_json::json!(["2026-07-28"]));
+    // A legacy call without a version header on a modern-only route.
+    let e = classify_post(
+        &headers(&[]),
+        &scan(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).unwrap(),
+        Versions::modern_only(),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnsupportedProtocolVersion);
+    assert_eq!(e.id.unwrap().as_json(), "4");
+    assert_eq!(e.data.unwrap()["requested"], "unknown");
+}
+
+/// A route whose upstream announced 2025-06-18 and 2025-11-25 only.
+fn announced_route() -> Versions {
+    Versions::all().intersect(Versions::from_announced(["2025-06-18", "2025-11-25"]))
+}
+
+#[test]
+fn a_route_serves_only_what_its_upstream_announced() {
+    let h = headers(&[V, ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+    let e = classify_post(&h, &scan(MODERN_CALL.as_bytes()).unwrap(), announced_route()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnsupportedProtocolVersion);
+    assert_eq!(e.id.unwrap().as_json(), "3");
+    let data = e.data.unwrap();
+    assert_eq!(data["supported"], serde_json::json!(["2025-06-18", "2025-11-25"]));
+    assert_eq!(data["requested"], "2026-07-28");
+    // The header-only plan refuses it the same way.
+    let e = CallPlan::from_headers(&h, true, announced_route()).unwrap_err();
+    assert_eq!(
+        e.data.unwrap()["supported"],
+        serde_json::json!(["2025-06-18", "2025-11-25"])
+    );
+    // An older legacy revision is outside the set too; an announced one passes.
+    let ping = scan(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+    let old = headers(&[("mcp-protocol-version", "2025-03-26")]);
+    assert_eq!(
+        classify_post(&old, &ping, announced_route()).unwrap_err().kind,
+        ErrorKind::UnsupportedProtocolVersion
+    );
+    let ok = headers(&[("mcp-protocol-version", "2025-11-25")]);
+    assert_eq!(classify_post(&ok, &ping, announced_route()).unwrap().era, Era::Legacy);
+    assert_eq!(
+        classify_post(&headers(&[]), &ping, announced_route()).unwrap().era,
+        Era::Legacy
+    );
+}
+
+#[test]
+fn a_route_with_no_common_version_serves_nothing() {
+    let none = Versions::modern_only().intersect(Versions::from_announced(["2025-06-18"]));
+    let ping = scan(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+    for h in [vec![], vec![("mcp-protocol-version", "2025-06-18")], vec![V]] {
+        let e = classify_post(&headers(&h), &ping, none).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::UnsupportedProtocolVersion, "{h:?}");
+        assert_eq!(e.data.unwrap()["supported"], serde_json::json!([]));
+    }
 }
 
 #[test]
@@ -101,7 +157,7 @@ fn legacy_traffic_and_batches() {
 
 #[test]
 fn header_plan_trusts_only_complete_modern_headers() {
-    let plan = |h: &[(&'static str, &str)], trust| CallPlan::from_headers(&headers(h), trust, true);
+    let plan = |h: &[(&'static str, &str)], trust| CallPlan::from_headers(&headers(h), trust, Versions::all());
     assert!(matches!(
         plan(&[V, ("mcp-method", "tools/call"), ("mcp-name", "x")], true).unwrap(),
         CallPlan::HeadersOnly(_)
