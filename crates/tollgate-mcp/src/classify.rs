@@ -6,6 +6,7 @@
 //! identified from headers.
 
 use serde_json::json;
+use smol_str::SmolStr;
 use tollgate_core::{Era, ErrorKind, McpMethod};
 
 use crate::{McpError, Message, MessageKind, ProtocolVersion, Result, Scanned, StandardHeaders, Versions};
@@ -74,7 +75,7 @@ impl CallPlan {
                 id: None,
                 method,
                 name,
-                protocol_version: Some(v.as_str().to_owned()),
+                protocol_version: Some(SmolStr::new_static(v.as_str())),
                 traceparent: None,
             }],
             scanned: false,

@@ -6,9 +6,12 @@
 //! `=?base64?<standard padded base64 of UTF-8>?=` sentinel, which is decoded
 //! before any comparison, policy match or metering key.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use http::HeaderMap;
+use smol_str::SmolStr;
 
 use crate::{McpError, ProtocolVersion, Result};
 
@@ -34,9 +37,9 @@ pub struct StandardHeaders {
     /// `MCP-Protocol-Version`: absent, a known revision, or the unknown text.
     pub version: Option<std::result::Result<ProtocolVersion, String>>,
     /// `Mcp-Method`, trimmed.
-    pub method: Option<Result<String>>,
+    pub method: Option<Result<SmolStr>>,
     /// `Mcp-Name`, trimmed and sentinel-decoded.
-    pub name: Option<Result<String>>,
+    pub name: Option<Result<SmolStr>>,
 }
 
 impl StandardHeaders {
@@ -45,15 +48,15 @@ impl StandardHeaders {
     pub fn read(headers: &HeaderMap) -> StandardHeaders {
         let version = single(headers, PROTOCOL_VERSION).map(|v| {
             let text = v.map_err(|e| e.message)?;
-            ProtocolVersion::parse(&text).ok_or(text)
+            ProtocolVersion::parse(text).ok_or_else(|| text.to_owned())
         });
         let method = single(headers, METHOD).map(|v| v.and_then(check_method));
-        let name = single(headers, NAME).map(|v| v.and_then(|s| decode_header_value(&s)));
+        let name = single(headers, NAME).map(|v| v.and_then(|s| decode(s).map(SmolStr::new)));
         StandardHeaders { version, method, name }
     }
 }
 
-fn single(headers: &HeaderMap, name: &'static str) -> Option<Result<String>> {
+fn single<'h>(headers: &'h HeaderMap, name: &'static str) -> Option<Result<&'h str>> {
     let mut all = headers.get_all(name).iter();
     let first = all.next()?;
     if all.next().is_some() {
@@ -64,23 +67,21 @@ fn single(headers: &HeaderMap, name: &'static str) -> Option<Result<String>> {
 
 /// Trim optional white space and reject anything that is not visible ASCII
 /// or an inner space.
-fn plain_value(raw: &[u8], name: &str) -> Result<String> {
+fn plain_value<'h>(raw: &'h [u8], name: &str) -> Result<&'h str> {
     let trimmed = raw.trim_ascii();
+    let invalid = || McpError::header(format!("Header mismatch: {name} has invalid characters"));
     if trimmed.iter().any(|b| !(0x20..0x7f).contains(b)) {
-        return Err(McpError::header(format!(
-            "Header mismatch: {name} has invalid characters"
-        )));
+        return Err(invalid());
     }
     // Visible ASCII is valid UTF-8.
-    String::from_utf8(trimmed.to_vec())
-        .map_err(|_| McpError::header(format!("Header mismatch: {name} has invalid characters")))
+    std::str::from_utf8(trimmed).map_err(|_| invalid())
 }
 
-fn check_method(method: String) -> Result<String> {
+fn check_method(method: &str) -> Result<SmolStr> {
     if method.is_empty() || method.contains(' ') {
         return Err(McpError::header("Header mismatch: Mcp-Method is malformed"));
     }
-    Ok(method)
+    Ok(SmolStr::new(method))
 }
 
 /// Decode an `Mcp-Name` / `Mcp-Param-*` value that has already been trimmed.
@@ -101,16 +102,23 @@ fn check_method(method: String) -> Result<String> {
 ///
 /// A `HeaderMismatch` error when the sentinel payload is not valid.
 pub fn decode_header_value(value: &str) -> Result<String> {
+    decode(value).map(Cow::into_owned)
+}
+
+/// [`decode_header_value`] without copying a literal.
+fn decode(value: &str) -> Result<Cow<'_, str>> {
     let Some(inner) = value
         .strip_prefix(SENTINEL_PREFIX)
         .and_then(|rest| rest.strip_suffix(SENTINEL_SUFFIX))
     else {
-        return Ok(value.to_owned());
+        return Ok(Cow::Borrowed(value));
     };
     let bytes = STANDARD
         .decode(inner)
         .map_err(|_| McpError::header("Header mismatch: invalid base64 in header value"))?;
-    String::from_utf8(bytes).map_err(|_| McpError::header("Header mismatch: base64 header value is not UTF-8"))
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| McpError::header("Header mismatch: base64 header value is not UTF-8"))
 }
 
 #[cfg(test)]

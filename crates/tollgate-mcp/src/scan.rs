@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
+use smol_str::SmolStr;
 use tollgate_core::{CallIdentity, ErrorKind};
 
 use crate::{McpError, RequestId, Result};
@@ -55,6 +56,9 @@ pub enum MessageKind {
 }
 
 /// The values the gateway reads from one JSON-RPC message.
+///
+/// Method, target name and version are [`SmolStr`]s: the typical ones (up
+/// to 23 bytes) are stored inline, without a heap allocation per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// Request, notification or response.
@@ -62,12 +66,12 @@ pub struct Message {
     /// The id, for requests and responses.
     pub id: Option<RequestId>,
     /// The method (empty for responses).
-    pub method: String,
+    pub method: SmolStr,
     /// `params.name`, `params.uri` or `params.taskId`, whichever the method
     /// names its target by.
-    pub name: Option<String>,
+    pub name: Option<SmolStr>,
     /// `params._meta["io.modelcontextprotocol/protocolVersion"]`.
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<SmolStr>,
     /// `params._meta.traceparent` (W3C trace context).
     pub traceparent: Option<String>,
 }
@@ -76,8 +80,8 @@ impl Message {
     /// The call identity for authorization and audit.
     pub fn identity(&self) -> CallIdentity {
         CallIdentity {
-            method: self.method.clone(),
-            name: self.name.clone(),
+            method: self.method.to_string(),
+            name: self.name.as_ref().map(SmolStr::to_string),
         }
     }
 }
@@ -177,9 +181,9 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
         }
     }
     let (kind, method) = match (raw.method, raw.result.is_some() || raw.error.is_some()) {
-        (Some(m), false) if id.is_some() => (MessageKind::Request, m.into_owned()),
-        (Some(m), false) => (MessageKind::Notification, m.into_owned()),
-        (None, true) if id.is_some() => (MessageKind::Response, String::new()),
+        (Some(m), false) if id.is_some() => (MessageKind::Request, SmolStr::new(m)),
+        (Some(m), false) => (MessageKind::Notification, SmolStr::new(m)),
+        (None, true) if id.is_some() => (MessageKind::Response, SmolStr::default()),
         _ => {
             return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request").with_id(id));
         }
@@ -190,10 +194,7 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
             let name = target_of(&method, p.name, p.uri, p.task_id);
             let (pv, tp) = match p.meta {
                 None => (None, None),
-                Some(m) => (
-                    m.protocol_version.map(Cow::into_owned),
-                    m.traceparent.map(Cow::into_owned),
-                ),
+                Some(m) => (m.protocol_version.map(SmolStr::new), m.traceparent.map(Cow::into_owned)),
             };
             (name, pv, tp)
         }
@@ -215,7 +216,7 @@ fn target_of(
     name: Option<Cow<'_, str>>,
     uri: Option<Cow<'_, str>>,
     task_id: Option<Cow<'_, str>>,
-) -> Option<String> {
+) -> Option<SmolStr> {
     let chosen = if method.starts_with("resources/") {
         uri
     } else if method.starts_with("tasks/") {
@@ -223,7 +224,7 @@ fn target_of(
     } else {
         name
     };
-    chosen.map(Cow::into_owned)
+    chosen.map(SmolStr::new)
 }
 
 #[cfg(test)]

@@ -39,7 +39,9 @@ fn trims_whitespace_and_keeps_case() {
     let s = StandardHeaders::read(&h);
     assert_eq!(s.version.unwrap().unwrap(), ProtocolVersion::V2026_07_28);
     assert_eq!(s.method.unwrap().unwrap(), "TOOLS/CALL");
-    assert_eq!(s.name.unwrap().unwrap(), "my tool");
+    let name = s.name.unwrap().unwrap();
+    assert_eq!(name, "my tool");
+    assert!(!name.is_heap_allocated());
 }
 
 #[test]

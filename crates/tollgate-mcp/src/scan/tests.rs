@@ -23,6 +23,22 @@ fn reads_method_name_and_meta_skipping_the_rest() {
 }
 
 #[test]
+fn typical_methods_and_names_are_stored_inline() {
+    // Up to 23 bytes, e.g. `notifications/cancelled`, needs no heap.
+    let m = single(
+        r#"{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"name":"a_23_byte_tool_name_xyz","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    );
+    assert!(!m.method.is_heap_allocated());
+    assert!(!m.name.as_ref().unwrap().is_heap_allocated());
+    assert!(!m.protocol_version.as_ref().unwrap().is_heap_allocated());
+    let long = "n".repeat(100);
+    let m = single(&format!(
+        r#"{{"id":1,"method":"tools/call","params":{{"name":"{long}"}}}}"#
+    ));
+    assert_eq!(m.name.as_deref(), Some(long.as_str()));
+}
+
+#[test]
 fn resources_are_named_by_uri_and_escapes_are_decoded() {
     let m = single(
         r#"{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"name":"n","uri":"file:///a\u0020b"}}"#,
@@ -95,6 +111,6 @@ proptest! {
             "params": {"arguments": {"x": pad}, "name": name}
         });
         let m = single(&body.to_string());
-        prop_assert_eq!(m.name, Some(name));
+        prop_assert_eq!(m.name.as_deref(), Some(name.as_str()));
     }
 }
