@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tollgate_core::{CallElement, McpMethod};
 
 /// What a record keeps of a call's arguments and result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -63,6 +64,20 @@ impl CapturePolicy {
     /// Whether results are captured.
     pub fn captures_results(&self) -> bool {
         self.results
+    }
+
+    /// Whether a request of these messages is captured: a single
+    /// `tools/call`, `prompts/get` or `resources/read` on a route that
+    /// captures arguments or results. The server keeps such a request's
+    /// body (and, for results, the start of its answer, up to
+    /// [`CapturePolicy::tee_limit`]) in the call summary's payload.
+    pub fn applies_to(&self, elements: &[CallElement]) -> bool {
+        let [e] = elements else { return false };
+        (self.arguments || self.results)
+            && matches!(
+                McpMethod::from_name(&e.method),
+                McpMethod::ToolsCall | McpMethod::PromptsGet | McpMethod::ResourcesRead
+            )
     }
 
     /// How many bytes of a response the server should keep to capture its

@@ -1,9 +1,11 @@
-//! `tollgate audit query`: find call records by time, caller, server, tool,
-//! decision or trace, streaming over the files (nothing is loaded whole).
+//! Reading the trail back: call records by time, caller, server, tool,
+//! decision or trace, streamed over the files (nothing is loaded whole).
+//! `tollgate audit query` and `tollgate usage` read through [`query`]; the
+//! binary renders what it returns.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -197,86 +199,6 @@ impl Iterator for Records {
             }
         }
     }
-}
-
-/// How `tollgate audit query` prints records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryFormat {
-    /// Aligned columns for people.
-    Table,
-    /// The stored JSON lines, unchanged.
-    Json,
-}
-
-/// Print `records` to `out`; returns how many were printed.
-///
-/// # Errors
-///
-/// The first read error, malformed line or write error.
-pub fn render_query(
-    records: impl Iterator<Item = Result<Entry, QueryError>>,
-    format: QueryFormat,
-    out: &mut dyn Write,
-) -> Result<u64, QueryError> {
-    let io = |source: io::Error| QueryError::Io {
-        path: PathBuf::from("<output>"),
-        source,
-    };
-    if format == QueryFormat::Table {
-        writeln!(out, "{}", table_row(&TABLE_HEADER.map(String::from))).map_err(io)?;
-    }
-    let mut n = 0;
-    for entry in records {
-        let entry = entry?;
-        match format {
-            QueryFormat::Json => writeln!(out, "{}", entry.raw),
-            QueryFormat::Table => writeln!(out, "{}", table_row(&table_cells(&entry.record))),
-        }
-        .map_err(io)?;
-        n += 1;
-    }
-    Ok(n)
-}
-
-const TABLE_HEADER: [&str; 10] = [
-    "TIME", "SUBJECT", "TEAM", "SERVER", "METHOD", "NAME", "DECISION", "STATUS", "MS", "TOKENS",
-];
-const TABLE_WIDTHS: [usize; 10] = [27, 16, 12, 12, 14, 24, 13, 11, 8, 8];
-
-fn table_cells(r: &CallRecord) -> [String; 10] {
-    let p = r.principal.as_deref();
-    let status = match (r.status, r.rpc_error) {
-        (Some(s), Some(c)) => format!("{s}/{c}"),
-        (Some(s), None) => s.to_string(),
-        (None, Some(c)) => c.to_string(),
-        (None, None) => "-".into(),
-    };
-    let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
-    [
-        humantime::format_rfc3339_micros(r.time).to_string(),
-        dash(p.map(|p| p.subject.as_str())),
-        dash(p.and_then(|p| p.team.as_deref())),
-        r.route.to_string(),
-        dash(r.method.as_deref()),
-        dash(r.name.as_deref()),
-        r.decision.outcome.as_str().to_owned(),
-        status,
-        format!("{:.1}", r.duration_us as f64 / 1000.0),
-        r.tokens.to_string(),
-    ]
-}
-
-fn table_row(cells: &[String; 10]) -> String {
-    let mut line = String::new();
-    for (cell, width) in cells.iter().zip(TABLE_WIDTHS) {
-        let shown: String = if cell.chars().count() > width {
-            cell.chars().take(width - 1).chain(['…']).collect()
-        } else {
-            cell.clone()
-        };
-        line.push_str(&format!("{shown:<width$} "));
-    }
-    line.trim_end().to_owned()
 }
 
 /// Parse a `--since` / `--until` value: RFC 3339 (`2026-09-01T12:00:00Z`),

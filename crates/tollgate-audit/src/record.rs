@@ -1,11 +1,12 @@
 //! The audit record of one JSON-RPC request (schema version 1).
 //!
-//! The server fills one [`CallRecord`] per JSON-RPC request (per batch
-//! element) at request path step 13, or, in strict mode, a
-//! [`Phase::Forwarding`] record before step 11. The writer thread serializes
-//! it; nothing here runs I/O. Route-constant values (`route`, `upstream`,
-//! version, approver) are `Arc<str>` so filling them costs a reference count.
-//! `docs/audit.md` documents every field; a test keeps the two in step.
+//! The route's [`crate::AuditObserver`] builds one [`CallRecord`] per
+//! JSON-RPC request (per batch element) from the call summary at request
+//! path step 13, or, in strict mode, a [`Phase::Forwarding`] record before
+//! step 11. The writer thread serializes it; nothing here runs I/O.
+//! Route-constant values (`route`, `upstream`, version, approver) are
+//! `Arc<str>` so filling them costs a reference count. `docs/audit.md`
+//! documents every field; a test keeps the two in step.
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! What the audit trail knows about a route, built once from config.
 //!
-//! The server keeps one [`RouteAudit`] per route and starts each call's
-//! record from it, so the route-constant fields cost reference counts.
+//! The route's [`crate::AuditObserver`] starts each call's records from its
+//! [`RouteAudit`], so the route-constant fields cost reference counts.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -24,7 +24,13 @@ pub struct RouteAudit {
     pub credential: CredentialKind,
     /// Capture of arguments and results.
     pub capture: CapturePolicy,
+    /// `[audit] bytes_per_token`, to estimate the tokens of each record's
+    /// share of a batch's response.
+    bytes_per_token: f64,
 }
+
+/// The ratio used when the configured one is not a positive number.
+const DEFAULT_BYTES_PER_TOKEN: f64 = 3.5;
 
 impl RouteAudit {
     /// Settings for one `[[servers]]` entry.
@@ -36,7 +42,34 @@ impl RouteAudit {
             approved_by: server.audit.approved_by.as_deref().map(Arc::from),
             credential: CredentialKind::of(&server.credential),
             capture: CapturePolicy::from_config(&server.audit, audit),
+            bytes_per_token: if audit.bytes_per_token.is_finite() && audit.bytes_per_token > 0.0 {
+                audit.bytes_per_token
+            } else {
+                DEFAULT_BYTES_PER_TOKEN
+            },
         }
+    }
+
+    /// The configured bytes per token.
+    pub fn bytes_per_token(&self) -> f64 {
+        self.bytes_per_token
+    }
+
+    /// Estimated tokens of `bytes` response bytes: `ceil(bytes /
+    /// bytes_per_token)`, 0 for 0. The same arithmetic as
+    /// `tollgate_meter::TokenEstimator` (a crate at this one's level), so a
+    /// single call's record and its summary agree; a batch's records
+    /// estimate each element's share of the bytes.
+    pub fn tokens(&self, bytes: u64) -> u64 {
+        // Precision loss above 2^53 bytes is irrelevant for an estimate.
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "an estimate; the division is finite and non-negative"
+        )]
+        let tokens = (bytes as f64 / self.bytes_per_token).ceil() as u64;
+        tokens
     }
 
     /// A new record for a call on this route, with the route's fields set.

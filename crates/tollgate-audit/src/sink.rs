@@ -122,6 +122,12 @@ impl AuditHandle {
         }
     }
 
+    /// Whether records are written at all (`false` for
+    /// [`AuditHandle::disabled`]): observers skip building them otherwise.
+    pub fn is_enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
     /// The configured durability: in strict mode the server calls
     /// [`AuditHandle::record_durable`] before forwarding a call.
     pub fn durability(&self) -> Durability {

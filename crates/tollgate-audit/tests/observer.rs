@@ -1,0 +1,138 @@
+//! The audit observer over a real sink: a complete call's records are
+//! queued without waiting, a strict-mode call's `forwarding` records are on
+//! disk before `before_forwarding` returns, and batch mode (or a disabled
+//! trail) writes nothing before forwarding.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, reason = "tests")]
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use common::{principal, settings};
+use tollgate_audit::{AuditHandle, AuditObserver, AuditSink, Durability, Filter, Phase, RouteAudit, query};
+use tollgate_core::{Answer, CallElement, CallObserver, CallSummary, McpMethod, Stage};
+
+struct NoEnv;
+
+impl tollgate_config::Environment for NoEnv {
+    fn var(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn read_file(&self, _: &Path) -> Result<Vec<u8>, String> {
+        Err("none".into())
+    }
+}
+
+fn route() -> RouteAudit {
+    let toml = "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[[servers]]\nname = \"github\"\n\
+                url = \"https://mcp.github.example.com/mcp\"\n";
+    let loaded = tollgate_config::load_str(Path::new("gw.toml"), toml, &NoEnv).unwrap();
+    RouteAudit::from_config(&loaded.config.servers[0], &loaded.config.audit)
+}
+
+/// A legacy batch of two `tools/call`s.
+fn batch(stage: Stage) -> CallSummary {
+    let element = |id: &str| CallElement {
+        jsonrpc_id: Some(id.into()),
+        method: "tools/call".into(),
+        family: McpMethod::ToolsCall,
+        name: Some("create_issue".into()),
+        policy: None,
+        definition: None,
+        rpc_error: None,
+    };
+    CallSummary {
+        stage,
+        request_id: Arc::from("req-1"),
+        received: SystemTime::now(),
+        route: Arc::from("github"),
+        client_ip: None,
+        principal: Some(principal("alice", "payments")),
+        era: None,
+        protocol_version: None,
+        family: McpMethod::ToolsCall,
+        elements: vec![element("1"), element("2")],
+        trace_id: None,
+        forwarded: stage == Stage::Complete,
+        bytes_in: 200,
+        answer: if stage == Stage::Complete {
+            Answer {
+                status: 200,
+                bytes_out: 700,
+                duration: Duration::from_millis(2),
+                ..Answer::default()
+            }
+        } else {
+            Answer::default()
+        },
+        hidden: None,
+        payload: None,
+    }
+}
+
+fn phases(dir: &Path) -> Vec<(Phase, Option<u32>)> {
+    query(&[dir.to_owned()], Filter::default())
+        .unwrap()
+        .map(|e| {
+            let r = e.unwrap().record;
+            (r.phase, r.batch_index)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn strict_mode_writes_forwarding_records_before_the_complete_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(dir.path());
+    s.durability = Durability::Strict;
+    let (handle, worker) = AuditSink::start(s).unwrap();
+    let observer = AuditObserver::new(handle, route());
+    observer.before_forwarding(&batch(Stage::Forwarding)).await.unwrap();
+    // Durable already: readable before the writer is closed.
+    assert_eq!(
+        phases(dir.path()),
+        [(Phase::Forwarding, Some(0)), (Phase::Forwarding, Some(1))]
+    );
+    observer.observe(&batch(Stage::Complete));
+    worker.close().await.unwrap();
+    assert_eq!(
+        phases(dir.path()),
+        [
+            (Phase::Forwarding, Some(0)),
+            (Phase::Forwarding, Some(1)),
+            (Phase::Complete, Some(0)),
+            (Phase::Complete, Some(1))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn batch_mode_writes_only_complete_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = AuditSink::start(settings(dir.path())).unwrap();
+    let observer = AuditObserver::new(handle.clone(), route());
+    observer.before_forwarding(&batch(Stage::Forwarding)).await.unwrap();
+    observer.observe(&batch(Stage::Forwarding));
+    observer.observe(&batch(Stage::Complete));
+    worker.close().await.unwrap();
+    assert_eq!(
+        phases(dir.path()),
+        [(Phase::Complete, Some(0)), (Phase::Complete, Some(1))]
+    );
+    let recs: Vec<u64> = query(&[dir.path().to_owned()], Filter::default())
+        .unwrap()
+        .map(|e| e.unwrap().record.bytes_out)
+        .collect();
+    assert_eq!(recs, [350, 350]);
+}
+
+#[tokio::test]
+async fn a_disabled_trail_records_nothing() {
+    let observer = AuditObserver::new(AuditHandle::disabled(), route());
+    observer.before_forwarding(&batch(Stage::Forwarding)).await.unwrap();
+    observer.observe(&batch(Stage::Complete));
+    assert_eq!(observer.records(&batch(Stage::Complete)).len(), 2);
+}
