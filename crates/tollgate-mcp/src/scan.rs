@@ -1,20 +1,26 @@
 //! Bounded single-pass scan of a JSON-RPC body.
 //!
+//! Step 6 of the request path: the server reads a POST body (bounded by its
+//! body limit) and scans it here before classifying the call.
+//!
 //! The scan reads only `id`, `method`, `params.name`, `params.uri`,
-//! `params.taskId` and a few `params._meta` keys; every other value is
-//! skipped by the parser without being allocated (`serde::de::IgnoredAny`).
-//! Duplicate keys among the ones read are rejected, so a body cannot show
-//! the gateway one name and the upstream another. Nesting is bounded by the
-//! parser's recursion limit and size by the server's body limit.
+//! `params.taskId` and a few `params._meta` keys. Every other value is
+//! still validated as JSON, within serde_json's nesting limit of 128
+//! levels, and skipped without being allocated (see [`raw`]): a body the
+//! scan passes is one the upstream can parse, and 10,000 nested arrays
+//! anywhere in it are a parse error. Numbers outside the range of an `f64`
+//! (`1e400`) are parse errors too. Duplicate keys among the ones read are
+//! rejected, so a body cannot show the gateway one name and the upstream
+//! another.
+
+mod raw;
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-use serde_json::value::RawValue;
 use smol_str::SmolStr;
 use tollgate_core::{CallIdentity, ErrorKind};
 
+use self::raw::{RawMessage, Skip};
 use crate::{McpError, RequestId, Result};
 
 /// The result of scanning a body.
@@ -86,40 +92,6 @@ impl Message {
     }
 }
 
-#[derive(Deserialize)]
-struct RawMessage<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<RawParams<'a>>,
-    #[serde(default)]
-    result: Option<IgnoredAny>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct RawParams<'a> {
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uri: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "taskId")]
-    task_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<RawMeta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct RawMeta<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    traceparent: Option<Cow<'a, str>>,
-}
-
 /// Scan a JSON-RPC body (a single message or a batch array).
 ///
 /// ```
@@ -132,10 +104,24 @@ struct RawMeta<'a> {
 ///
 /// # Errors
 ///
-/// `ParseError` when the body is not JSON; `InvalidRequest` when it is JSON
+/// `ParseError` when the body is not JSON or nests deeper than 128 levels
+/// anywhere; `InvalidRequest` when it is JSON
 /// but not JSON-RPC messages of the expected shape (including an empty
 /// batch and duplicate keys among the ones the gateway reads).
 pub fn scan(body: &[u8]) -> Result<Scanned> {
+    scan_messages(body).map_err(|e| {
+        // A shape error may stop the parser before the end of the body, and
+        // the id is captured without the nesting limit: whatever else is
+        // wrong, a body that is not JSON within the limit is a parse error.
+        if e.kind == ErrorKind::InvalidRequest && serde_json::from_slice::<Skip>(body).is_err() {
+            McpError::new(ErrorKind::ParseError, "Parse error")
+        } else {
+            e
+        }
+    })
+}
+
+fn scan_messages(body: &[u8]) -> Result<Scanned> {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         Some(b'[') => {
@@ -153,10 +139,10 @@ pub fn scan(body: &[u8]) -> Result<Scanned> {
             let raw: RawMessage<'_> = serde_json::from_slice(body).map_err(classify)?;
             lift(raw).map(Scanned::Single)
         }
-        Some(_) => Err(match serde_json::from_slice::<IgnoredAny>(body) {
-            Ok(_) => McpError::new(ErrorKind::InvalidRequest, "Invalid Request: not a JSON-RPC message"),
-            Err(_) => McpError::new(ErrorKind::ParseError, "Parse error"),
-        }),
+        Some(_) => Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: not a JSON-RPC message",
+        )),
         None => Err(McpError::new(ErrorKind::ParseError, "Parse error: empty body")),
     }
 }
@@ -171,16 +157,14 @@ fn classify(e: serde_json::Error) -> McpError {
 
 fn lift(raw: RawMessage<'_>) -> Result<Message> {
     let id = raw.id.map(RequestId::from_raw);
-    if let Some(id) = &id {
-        let text = id.as_json().as_bytes();
-        if !(text.first() == Some(&b'"') || text.first().is_some_and(|b| b.is_ascii_digit() || *b == b'-')) {
-            return Err(McpError::new(
-                ErrorKind::InvalidRequest,
-                "Invalid Request: id must be a string or number",
-            ));
-        }
+    let scalar = |id: &RequestId| matches!(id.as_json().as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9'));
+    if id.as_ref().is_some_and(|id| !scalar(id)) {
+        return Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: id must be a string or number",
+        ));
     }
-    let (kind, method) = match (raw.method, raw.result.is_some() || raw.error.is_some()) {
+    let (kind, method) = match (raw.method, raw.answer) {
         (Some(m), false) if id.is_some() => (MessageKind::Request, SmolStr::new(m)),
         (Some(m), false) => (MessageKind::Notification, SmolStr::new(m)),
         (None, true) if id.is_some() => (MessageKind::Response, SmolStr::default()),

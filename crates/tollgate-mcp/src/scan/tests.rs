@@ -82,14 +82,100 @@ fn rejects_bad_bodies_with_the_right_class() {
         kind(r#"{"id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#),
         ErrorKind::InvalidRequest
     );
-    let deep = format!(
-        r#"{{"id":1,"method":"x","params":{{"a":{}{}}}}}"#,
-        "[".repeat(100_000),
-        "]".repeat(100_000)
+}
+
+/// `depth` nested arrays around `1`.
+fn nested(depth: usize) -> String {
+    format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn skipped_values_are_validated_within_the_nesting_limit() {
+    let kind = |b: &str| scan(b.as_bytes()).err().map(|e| e.kind);
+    for deep in [nested(10_000), nested(129)] {
+        for body in [
+            format!(r#"{{"id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"a":{deep}}}}}}}"#),
+            format!(r#"{{"id":1,"method":"tools/call","params":{{"name":"echo","other":{deep}}}}}"#),
+            format!(r#"{{"id":1,"method":"x","params":{{"_meta":{{"k":{deep}}}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","extra":{deep},"id":1,"method":"x"}}"#),
+            format!(r#"{{"id":1,"result":{deep}}}"#),
+            format!(r#"{{"id":1,"error":{deep}}}"#),
+            format!(r#"{{"id":{deep},"method":"x"}}"#),
+            format!(r#"[{{"id":1,"method":"ping"}},{{"id":2,"method":"x","params":{{"arguments":{deep}}}}}]"#),
+            format!(r#"[{{"id":{deep},"method":"ping"}}]"#),
+            deep.clone(),
+        ] {
+            assert_eq!(kind(&body), Some(ErrorKind::ParseError), "{}", &body[..60]);
+        }
+    }
+    // 100 levels of arguments are fine, in a single message and in a batch.
+    let body = format!(
+        r#"{{"id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"a":{}}}}}}}"#,
+        nested(100)
     );
-    // Skipped values are walked without recursion: deep nesting is bounded
-    // by the body limit only and cannot overflow the stack.
-    assert!(scan(deep.as_bytes()).is_ok());
+    assert_eq!(single(&body).name.as_deref(), Some("echo"));
+    let batch = format!(
+        r#"[{{"id":1,"method":"ping"}},{{"id":2,"method":"x","params":{{"a":{}}}}}]"#,
+        nested(100)
+    );
+    assert!(matches!(scan(batch.as_bytes()), Ok(Scanned::Batch(v)) if v.len() == 2));
+    // An id nested within the limit is only the wrong shape.
+    assert_eq!(
+        kind(&format!(r#"{{"id":{},"method":"x"}}"#, nested(3))),
+        Some(ErrorKind::InvalidRequest)
+    );
+}
+
+#[test]
+fn the_whole_body_must_be_json_even_after_a_shape_error() {
+    let kind = |b: &[u8]| scan(b).err().map(|e| e.kind);
+    // The shape error comes first; the syntax error after it still counts.
+    assert_eq!(kind(br#"{"id":1,"method":5,"params":{"#), Some(ErrorKind::ParseError));
+    assert_eq!(kind(br#"[1, {"#), Some(ErrorKind::ParseError));
+    assert_eq!(kind(br#"[1, 2]"#), Some(ErrorKind::InvalidRequest));
+    assert_eq!(kind(br#""text" x"#), Some(ErrorKind::ParseError));
+    // Invalid UTF-8 and out-of-range numbers in skipped values.
+    assert_eq!(
+        kind(b"{\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}"),
+        Some(ErrorKind::ParseError)
+    );
+    assert_eq!(
+        kind(br#"{"id":1,"method":"x","params":{"a":1e400}}"#),
+        Some(ErrorKind::ParseError)
+    );
+    assert_eq!(
+        kind(br#"{"id":1,"method":"x","params":{"a":[1e-400,-0.5,18446744073709551616]}}"#),
+        None
+    );
+}
+
+#[test]
+fn objects_are_objects_and_escaped_keys_are_keys() {
+    let kind = |b: &str| scan(b.as_bytes()).err().map(|e| e.kind);
+    // Positional params must not be read as a tool name.
+    assert_eq!(
+        kind(r#"{"id":1,"method":"tools/call","params":["echo"]}"#),
+        Some(ErrorKind::InvalidRequest)
+    );
+    assert_eq!(
+        kind(r#"{"id":1,"method":"x","params":{"_meta":["v"]}}"#),
+        Some(ErrorKind::InvalidRequest)
+    );
+    // An escaped key is the same key to the upstream.
+    assert_eq!(
+        kind(r#"{"id":1,"method":"ping","method":"tools/call"}"#),
+        Some(ErrorKind::InvalidRequest)
+    );
+    let m = single(r#"{"id":1,"method":"tools/call","params":{"name":"echo","_meta":null},"result":null}"#);
+    assert_eq!(
+        (m.kind, m.method.as_str(), m.name.as_deref()),
+        (MessageKind::Request, "tools/call", Some("echo"))
+    );
+    // A null counts as a copy of the key.
+    assert_eq!(
+        kind(r#"{"id":null,"id":1,"method":"x"}"#),
+        Some(ErrorKind::InvalidRequest)
+    );
 }
 
 #[test]
@@ -113,4 +199,39 @@ proptest! {
         let m = single(&body.to_string());
         prop_assert_eq!(m.name.as_deref(), Some(name.as_str()));
     }
+
+    /// The scan calls a body a parse error exactly when serde_json cannot
+    /// read it as a document (same syntax, same nesting limit).
+    #[test]
+    fn parse_errors_agree_with_a_full_parse(args in json_or_noise(), depth in 0usize..140) {
+        let body = format!(
+            r#"{{"id":1,"method":"tools/call","params":{{"name":"t","arguments":{}{args}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let full = serde_json::from_str::<serde_json::Value>(&body).is_ok();
+        let scanned = scan(body.as_bytes()).map_or_else(|e| e.kind != ErrorKind::ParseError, |_| true);
+        prop_assert_eq!(scanned, full, "{}", body);
+    }
+}
+
+/// JSON text (nested up to about 8 levels) or JSON-like noise.
+fn json_or_noise() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<f64>().prop_map(serde_json::Value::from),
+        "\\PC{0,8}".prop_map(serde_json::Value::from),
+    ];
+    let json = leaf
+        .prop_recursive(8, 64, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+        .prop_map(|v| v.to_string());
+    prop_oneof![json, "[\\[\\]{}\",:0-9a-z\\\\ .eE+-]{0,40}"]
 }
