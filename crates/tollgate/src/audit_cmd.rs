@@ -1,7 +1,7 @@
 //! `tollgate audit verify|query` and `tollgate usage`: the offline tools
-//! over an audit trail's files (`docs/audit.md`). The logic lives in
-//! `tollgate-audit`; this module owns the arguments, the output and the
-//! exit codes: 0 when the command ran (and the trail verified), 1 when the
+//! over an audit trail's files (`docs/audit.md`). Reading and verifying
+//! live in `tollgate-audit`, sums in `tollgate-meter`, the text in
+//! `render`; this module owns the arguments and the exit codes: 0 when the command ran (and the trail verified), 1 when the
 //! trail is not intact or a line is not an audit record, 2 when the command
 //! could not run (a path that cannot be read, no audit files; clap also
 //! exits 2 on bad arguments). A reader that closes the output early
@@ -13,7 +13,11 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use clap::{Subcommand, ValueEnum};
-use tollgate_audit::{Filter, GroupBy, Outcome, QueryError, QueryFormat, VerifyError, VerifyOptions};
+use tollgate_audit::{Filter, Outcome, QueryError, VerifyError, VerifyOptions};
+use tollgate_meter::GroupBy;
+
+use crate::render::{self, QueryFormat, RenderError};
+use crate::spend;
 
 /// Audit trail tooling.
 #[derive(Subcommand)]
@@ -189,42 +193,20 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
         QueryOutput::Json => QueryFormat::Json,
     };
     let records = tollgate_audit::query(&args.paths, filter).map_err(query_stop)?;
-    let mut out = Tracked {
-        inner: io::BufWriter::new(io::stdout().lock()),
-        failed: None,
-    };
-    let rendered = tollgate_audit::render_query(records, format, &mut out);
-    if let Some(kind) = out.failed {
-        return Err(output_stop(kind.into()));
-    }
-    rendered.map_err(query_stop)?;
-    out.flush().map_err(output_stop)
-}
-
-/// A writer that remembers how it failed, to tell output errors from read
-/// errors in what `render_query` returns.
-struct Tracked<W> {
-    inner: W,
-    failed: Option<io::ErrorKind>,
-}
-
-impl<W: Write> Write for Tracked<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf).inspect_err(|e| self.failed = Some(e.kind()))
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush().inspect_err(|e| self.failed = Some(e.kind()))
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match render::query(records, format, &mut out) {
+        Ok(_) => out.flush().map_err(output_stop),
+        Err(RenderError::Read(e)) => Err(query_stop(e)),
+        Err(RenderError::Write(e)) => Err(output_stop(e)),
     }
 }
 
 fn usage(args: &UsageArgs) -> Result<(), Stop> {
-    let report =
-        tollgate_audit::usage(&args.paths, args.by, args.window.since, args.window.until).map_err(query_stop)?;
+    let report = spend::report(&args.paths, args.by, args.window.since, args.window.until).map_err(query_stop)?;
     let text = match args.format {
-        UsageOutput::Table => report.to_table(),
-        UsageOutput::Csv => report.to_csv(),
-        UsageOutput::Json => report.to_json() + "\n",
+        UsageOutput::Table => render::usage_table(&report),
+        UsageOutput::Csv => render::usage_csv(&report),
+        UsageOutput::Json => render::usage_json(&report),
     };
     print(&text)
 }

@@ -12,6 +12,8 @@ use std::process::ExitCode;
 
 mod audit_cmd;
 mod policy_cmd;
+mod render;
+mod spend;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};

@@ -244,13 +244,30 @@ fn query_prints_a_table_and_rejects_bad_input() {
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), 3, "{text}");
     assert!(rows[0].starts_with("TIME") && rows[0].contains("SUBJECT"), "{text}");
+    assert!(rows[0].ends_with(" POLICIES"), "{text}");
     for (row, tool) in rows[1..].iter().zip(["create_issue", "list_issues"]) {
         assert!(
             row.contains("alice") && row.contains("payments") && row.contains(tool),
             "{row}"
         );
         assert!(row.contains("allow") && row.contains("200"), "{row}");
+        // The deciding policies, in full, as the last column.
+        assert!(row.ends_with(" payments-tools,default-read"), "{row}");
     }
+    let out = tollgate(&["audit", "query", path(dir.path()), "--server", "docs"]);
+    let text = stdout(&out);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for row in &rows[1..] {
+        assert!(row.ends_with(" -"), "no deciding policy: {row}");
+    }
+    let out = tollgate(&["audit", "query", path(dir.path()), "--decision", "deny"]);
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines().skip(1).all(|row| row.ends_with(" forbid-destructive")),
+        "{text}"
+    );
     for bad in [["--decision", "maybe"], ["--since", "yesterday"], ["--format", "xml"]] {
         let out = tollgate(&[&["audit", "query", path(dir.path())][..], &bad[..]].concat());
         assert_eq!(out.status.code(), Some(2), "{bad:?}");

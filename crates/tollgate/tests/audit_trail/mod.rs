@@ -48,6 +48,16 @@ pub(crate) fn ids(indexes: &[usize]) -> Vec<String> {
     indexes.iter().map(|i| format!("req-{i}")).collect()
 }
 
+/// The ids of the policies that decided a call: none when not evaluated or
+/// for callers outside payments.
+pub(crate) fn policies(c: &Call) -> &'static [&'static str] {
+    match (c.decision, c.team) {
+        (Allow, Some("payments")) => &["payments-tools", "default-read"],
+        (Deny | ObserveDeny, _) => &["forbid-destructive"],
+        _ => &[],
+    }
+}
+
 pub(crate) fn tokens(c: &Call) -> u64 {
     c.bytes_out / 4
 }
@@ -92,7 +102,7 @@ pub(crate) fn record(i: usize, c: &Call, now: SystemTime) -> CallRecord {
         } else {
             PolicyMode::Enforce
         },
-        policies: vec![],
+        policies: policies(c).iter().map(|p| Arc::from(*p)).collect(),
         reason: None,
     };
     r.status = Some(c.status);

@@ -1,0 +1,207 @@
+//! What `tollgate audit query` and `tollgate usage` print: the query table
+//! (or the stored lines), and the usage report as a table, CSV or JSON.
+//!
+//! The libraries return data (`tollgate-audit` records, `tollgate-meter`
+//! reports); the text people and spreadsheets read is made here, off the
+//! request path. `docs/audit.md` shows each format.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use tollgate_audit::{CallRecord, Entry, QueryError};
+use tollgate_meter::{UsageReport, UsageRow};
+
+/// How `tollgate audit query` prints records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueryFormat {
+    /// Aligned columns for people.
+    Table,
+    /// The stored JSON lines, unchanged.
+    Json,
+}
+
+/// Why printing stopped.
+#[derive(Debug)]
+pub(crate) enum RenderError {
+    /// Reading the trail failed, or a line is not a record.
+    Read(QueryError),
+    /// Writing the output failed.
+    Write(io::Error),
+}
+
+/// Print `records` to `out`; returns how many were printed.
+///
+/// # Errors
+///
+/// The first read error, malformed line or write error.
+pub(crate) fn query(
+    records: impl Iterator<Item = Result<Entry, QueryError>>,
+    format: QueryFormat,
+    out: &mut dyn Write,
+) -> Result<u64, RenderError> {
+    if format == QueryFormat::Table {
+        writeln!(out, "{}", table_row(&TABLE_HEADER.map(String::from))).map_err(RenderError::Write)?;
+    }
+    let mut n = 0;
+    for entry in records {
+        let entry = entry.map_err(RenderError::Read)?;
+        match format {
+            QueryFormat::Json => writeln!(out, "{}", entry.raw),
+            QueryFormat::Table => writeln!(out, "{}", table_row(&table_cells(&entry.record))),
+        }
+        .map_err(RenderError::Write)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+const TABLE_HEADER: [&str; 11] = [
+    "TIME", "SUBJECT", "TEAM", "SERVER", "METHOD", "NAME", "DECISION", "STATUS", "MS", "TOKENS", "POLICIES",
+];
+/// Column widths; the last column (policy ids) is never cut.
+const TABLE_WIDTHS: [usize; 10] = [27, 16, 12, 12, 14, 24, 13, 11, 8, 8];
+
+fn table_cells(r: &CallRecord) -> [String; 11] {
+    let p = r.principal.as_deref();
+    let status = match (r.status, r.rpc_error) {
+        (Some(s), Some(c)) => format!("{s}/{c}"),
+        (Some(s), None) => s.to_string(),
+        (None, Some(c)) => c.to_string(),
+        (None, None) => "-".into(),
+    };
+    let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
+    let policies = if r.decision.policies.is_empty() {
+        "-".to_owned()
+    } else {
+        r.decision.policies.join(",")
+    };
+    [
+        humantime::format_rfc3339_micros(r.time).to_string(),
+        dash(p.map(|p| p.subject.as_str())),
+        dash(p.and_then(|p| p.team.as_deref())),
+        r.route.to_string(),
+        dash(r.method.as_deref()),
+        dash(r.name.as_deref()),
+        r.decision.outcome.as_str().to_owned(),
+        status,
+        format!("{:.1}", r.duration_us as f64 / 1000.0),
+        r.tokens.to_string(),
+        policies,
+    ]
+}
+
+fn table_row(cells: &[String; 11]) -> String {
+    let mut line = String::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let Some(&width) = TABLE_WIDTHS.get(i) else {
+            line.push_str(cell);
+            break;
+        };
+        let shown: String = if cell.chars().count() > width {
+            cell.chars().take(width - 1).chain(['…']).collect()
+        } else {
+            cell.clone()
+        };
+        let _ = write!(line, "{shown:<width$} ");
+    }
+    line.trim_end().to_owned()
+}
+
+const USAGE_COLUMNS: [&str; 9] = [
+    "calls",
+    "errors",
+    "denied",
+    "bytes_in",
+    "bytes_out",
+    "tokens",
+    "catalog_tokens",
+    "p50_ms",
+    "p99_ms",
+];
+
+fn usage_cells(r: &UsageRow) -> [String; 9] {
+    let ms = |us: u64| format!("{:.1}", us as f64 / 1000.0);
+    [
+        r.calls.to_string(),
+        r.errors.to_string(),
+        r.denied.to_string(),
+        r.bytes_in.to_string(),
+        r.bytes_out.to_string(),
+        r.tokens.to_string(),
+        r.catalog_tokens.to_string(),
+        ms(r.p50_us),
+        ms(r.p99_us),
+    ]
+}
+
+fn usage_header(report: &UsageReport) -> Vec<String> {
+    std::iter::once(report.by.as_str())
+        .chain(USAGE_COLUMNS)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Aligned columns (the key left, numbers right), with a `TOTAL` line.
+pub(crate) fn usage_table(report: &UsageReport) -> String {
+    let header = usage_header(report);
+    let body: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .chain([&report.total])
+        .map(|r| std::iter::once(r.key.clone()).chain(usage_cells(r)).collect())
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(&body)
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&body) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            let _ = if i == 0 {
+                write!(line, "{cell:<w$}  ")
+            } else {
+                write!(line, "{cell:>w$}  ")
+            };
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// CSV with a header line (RFC 4180 quoting); no total line.
+pub(crate) fn usage_csv(report: &UsageReport) -> String {
+    let mut out = usage_header(report).join(",");
+    out.push('\n');
+    for r in &report.rows {
+        out.push_str(&csv_field(&r.key));
+        for c in usage_cells(r) {
+            out.push(',');
+            out.push_str(&c);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// JSON: `{"by": …, "rows": [...], "total": {...}}`, with a final newline.
+pub(crate) fn usage_json(report: &UsageReport) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests;
