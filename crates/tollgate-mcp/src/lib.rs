@@ -12,6 +12,7 @@ mod error;
 pub mod headers;
 mod jsonrpc;
 mod scan;
+pub mod sse;
 mod version;
 
 pub use classify::{Call, CallPlan, classify_post, supported_versions, unsupported_version};
