@@ -1,12 +1,21 @@
 //! MCP wire knowledge for Tollgate, with no I/O.
 //!
-//! The server crate calls into this crate at step 4 and 6 of the request path
-//! (see `docs/architecture.md`): classify the protocol era, read and validate
-//! the standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
-//! with the `=?base64?…?=` sentinel), scan a JSON-RPC body for the few values
-//! the gateway needs without building a document tree, check header/body
-//! agreement, and write JSON-RPC error bodies.
+//! The server crate calls into this crate along the request path (see
+//! `docs/architecture.md`):
+//!
+//! - step 4, [`CallPlan::from_headers`]: read and validate the standard
+//!   headers ([`headers`]: `MCP-Protocol-Version`, `Mcp-Method`,
+//!   `Mcp-Name`, with the `=?base64?…?=` sentinel) against the protocol
+//!   [`Versions`] the route serves;
+//! - step 6, [`scan`] and [`classify_post`]: scan a JSON-RPC body for the few
+//!   values the gateway needs, without building a document tree and within
+//!   a nesting limit, then classify the era and check header/body agreement;
+//! - steps 12–13, [`sse`] and [`answer`]: read the upstream's answer, JSON or
+//!   Server-Sent Events (the project's one SSE reader and writer), for list
+//!   filtering, error codes, metering and learning;
+//! - any refusal: [`McpError`] and [`error_body`] write the JSON-RPC error.
 
+pub mod answer;
 mod classify;
 mod error;
 pub mod headers;
@@ -15,6 +24,7 @@ mod scan;
 pub mod sse;
 mod version;
 
+pub use answer::{answer_errors, answer_messages};
 pub use classify::{Call, CallPlan, classify_post, supported_versions, unsupported_version};
 pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value};
