@@ -2,9 +2,12 @@
 //! records/s sustained with group commit every 10 ms / 1000 records, and
 //! ≤ 3 µs CPU per record on the caller side.
 //!
-//! - `caller/record`: what a request pays: start a record from the route,
-//!   fill a realistic `tools/call` record and queue it, with the writer
-//!   running on the other core.
+//! - `caller/record`: start a record from the route, fill a realistic
+//!   `tools/call` record and queue it, with the writer running on the other
+//!   core.
+//! - `caller/observe`: what a request pays now: the route's
+//!   `AuditObserver` turns the call's summary into that record and queues
+//!   it.
 //! - `sustained/{disk,tmpfs}`: 100k records queued as fast as possible,
 //!   until the last is written and synced (close).
 //! - `strict/record_durable`: one strict record end to end (fdatasync).
@@ -22,10 +25,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tollgate_audit::{
-    AuditHandle, AuditSink, CredentialKind, Decision, Durability, Outcome, PolicyMode, Recorded, RouteAudit,
-    SinkSettings,
+    AuditHandle, AuditObserver, AuditSink, CredentialKind, Decision, Durability, Outcome, PolicyMode, Recorded,
+    RouteAudit, SinkSettings,
 };
-use tollgate_core::{Era, Principal, PrincipalKind};
+use tollgate_core::{
+    Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind, Stage,
+};
 
 fn settings(dir: &Path, durability: Durability) -> SinkSettings {
     SinkSettings {
@@ -99,6 +104,69 @@ fn record_one(handle: &AuditHandle, route: &RouteAudit, who: &Arc<Principal>, po
     handle.record(r)
 }
 
+/// The summary of the call `record_one` records.
+fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
+    CallSummary {
+        stage: Stage::Complete,
+        request_id: Arc::from("0191b2c3-d4e5-7f60-8a9b-000000000001"),
+        received: SystemTime::now(),
+        route: Arc::from("github"),
+        client_ip: None,
+        principal: Some(who.clone()),
+        era: Some(Era::Modern),
+        protocol_version: Some("2026-07-28"),
+        family: McpMethod::ToolsCall,
+        elements: vec![CallElement {
+            jsonrpc_id: Some("7".into()),
+            method: "tools/call".into(),
+            family: McpMethod::ToolsCall,
+            name: Some("create_issue".into()),
+            policy: Some(PolicyVerdict {
+                allowed: true,
+                enforced: true,
+                reason: "allow",
+                policies: Arc::from([policy.clone()]),
+            }),
+            definition: Some(Arc::from("sha256:3b1f0c")),
+            rpc_error: None,
+        }],
+        trace_id: Some(Arc::from("4bf92f3577b34da6a3ce929d0e0e4736")),
+        forwarded: true,
+        bytes_in: 412,
+        answer: Answer {
+            status: 200,
+            bytes_out: 8192,
+            tokens: 2341,
+            ttfb: Some(Duration::from_micros(850)),
+            duration: Duration::from_micros(1200),
+            ..Answer::default()
+        },
+        hidden: None,
+        payload: None,
+    }
+}
+
+/// Time `call` `iters` times in chunks; between chunks (untimed) let the
+/// writer drain the queue, so that every timed call takes the queueing
+/// path, not the cheaper drop path.
+fn drained(handle: &AuditHandle, iters: u64, mut call: impl FnMut()) -> Duration {
+    let mut timed = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let chunk = left.min(10_000);
+        let start = Instant::now();
+        for _ in 0..chunk {
+            call();
+        }
+        timed += start.elapsed();
+        left -= chunk;
+        while handle.queue_depth() > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    timed
+}
+
 fn thread_cpu() -> Duration {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
     let ns = text.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
@@ -137,27 +205,20 @@ fn bench(c: &mut Criterion) {
     let (route, who, policy) = (route(), principal(), Arc::<str>::from("policy0"));
     let (handle, worker) = AuditSink::start(settings(&disk.path().join("caller"), Durability::Batch)).unwrap();
     let mut i = 0u64;
-    // Time only the caller; between chunks, let the writer drain the queue
-    // (untimed) so that every timed call takes the queueing path, not the
-    // cheaper drop path.
     c.bench_function("caller/record", |b| {
         b.iter_custom(|iters| {
-            let mut timed = Duration::ZERO;
-            let mut left = iters;
-            while left > 0 {
-                let chunk = left.min(10_000);
-                let start = Instant::now();
-                for _ in 0..chunk {
-                    i += 1;
-                    let _ = black_box(record_one(&handle, &route, &who, &policy, i));
-                }
-                timed += start.elapsed();
-                left -= chunk;
-                while handle.queue_depth() > 0 {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
-            timed
+            drained(&handle, iters, || {
+                i += 1;
+                let _ = black_box(record_one(&handle, &route, &who, &policy, i));
+            })
+        });
+    });
+    let observer = AuditObserver::new(handle.clone(), route.clone());
+    let call = summary(&who, &policy);
+    c.bench_function("caller/observe", |b| {
+        b.iter_custom(|iters| {
+            i += iters;
+            drained(&handle, iters, || observer.observe(black_box(&call)))
         });
     });
     worker.close_blocking().unwrap();
