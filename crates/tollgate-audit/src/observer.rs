@@ -78,7 +78,7 @@ impl AuditObserver {
                 name: None,
                 policy: None,
                 definition: None,
-                rpc_error: None,
+                rpc_error: s.answer.rpc_error,
             };
             return vec![self.record(s, phase, &unread, Share { index: 0, count: 1 })];
         }

@@ -80,6 +80,9 @@ pub struct Answer {
     pub status: u16,
     /// The gateway's own error, when it answered instead of the upstream.
     pub error: Option<ErrorKind>,
+    /// The JSON-RPC code of the gateway's own error (what a request refused
+    /// before its messages were known was answered).
+    pub rpc_error: Option<i64>,
     /// Response body bytes, counted while streaming.
     pub bytes_out: u64,
     /// Estimated model tokens of the response body.

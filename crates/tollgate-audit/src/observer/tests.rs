@@ -251,6 +251,7 @@ fn a_request_without_messages_is_one_bare_record() {
     s.answer = Answer {
         status: 401,
         error: Some(ErrorKind::Unauthenticated),
+        rpc_error: Some(-32000),
         bytes_out: 100,
         ..Answer::default()
     };
@@ -267,6 +268,7 @@ fn a_request_without_messages_is_one_bare_record() {
     );
     assert_eq!((r.status, r.bytes_in, r.bytes_out), (Some(401), 300, 100));
     assert_eq!(r.error.as_deref(), Some("unauthenticated"));
+    assert_eq!(r.rpc_error, Some(-32000), "the code the gateway answered");
 }
 
 #[test]
