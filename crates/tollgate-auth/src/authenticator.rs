@@ -1,7 +1,7 @@
 //! The authenticator: request path step 5. A bearer token in, an
 //! `Arc<Principal>` out, for one route's resource URL.
 //!
-//! A hit in the verified-token cache costs one SHA-256 and one map lookup
+//! A hit in the verified-token cache costs one SHA-256 and one cache lookup
 //! plus the audience check; a miss verifies the JWT against its issuer's
 //! keys (or introspects an opaque token) and caches the result. Key sets are
 //! refreshed in the background by [`Authenticator::spawn_refresh`];
@@ -174,7 +174,7 @@ impl Authenticator {
             Some(entry) => entry,
             None => {
                 let entry = self.verify(token, now).await?;
-                inner.cache.insert(hash, entry.clone(), now);
+                inner.cache.insert(hash, entry.clone());
                 entry
             }
         };

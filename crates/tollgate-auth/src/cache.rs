@@ -1,15 +1,17 @@
 //! The verified-token cache: request path step 5 in the common case.
 //!
 //! Keyed by the SHA-256 of the token (the token itself is not kept), so a
-//! hit is one hash and one map lookup. An entry ends at the token's expiry
+//! hit is one hash and one cache lookup. An entry ends at the token's expiry
 //! (plus leeway) or when the issuer's key-set generation moves on (a
-//! signing key was removed or replaced). The size is bounded: when full,
-//! expired entries are swept, then arbitrary ones dropped.
+//! signing key was removed or replaced); a lookup that finds such an entry
+//! removes it. The size is bounded by a sharded [`quick_cache`] cache whose
+//! S3-FIFO eviction makes room for each insert by dropping a cold entry:
+//! no sweep over the entries, on insert or anywhere else.
 
 use std::sync::Arc;
 
 use aws_lc_rs::digest;
-use dashmap::DashMap;
+use quick_cache::sync::Cache;
 use tollgate_core::Principal;
 
 /// SHA-256 of a token.
@@ -37,44 +39,33 @@ pub(crate) struct Entry {
 
 /// See the module documentation.
 pub(crate) struct TokenCache {
-    map: DashMap<TokenHash, Entry>,
-    capacity: usize,
+    map: Cache<TokenHash, Entry>,
 }
 
 impl TokenCache {
+    /// A cache of at most `capacity` tokens (at least one).
     pub(crate) fn new(capacity: usize) -> TokenCache {
         TokenCache {
-            map: DashMap::new(),
-            capacity: capacity.max(1),
+            map: Cache::new(capacity.max(1)),
         }
     }
 
     /// The entry for `hash` if still valid at `now`, with `generation`
     /// telling the current key-set generation of an issuer.
     pub(crate) fn get(&self, hash: &TokenHash, now: u64, generation: impl Fn(usize) -> u64) -> Option<Entry> {
-        let entry = self.map.get(hash)?.clone();
+        let entry = self.map.get(hash)?;
         let fresh = entry.valid_until > now && entry.generation.is_none_or(|g| g == generation(entry.issuer));
         if fresh {
-            Some(entry)
-        } else {
-            self.map.remove(hash);
-            None
+            return Some(entry);
         }
+        // Only this stale entry: one verified meanwhile stays.
+        self.map
+            .remove_if(hash, |e| Arc::ptr_eq(&e.principal, &entry.principal));
+        None
     }
 
-    pub(crate) fn insert(&self, hash: TokenHash, entry: Entry, now: u64) {
-        if self.map.len() >= self.capacity {
-            self.map.retain(|_, e| e.valid_until > now);
-            let excess = (self.map.len() + 1).saturating_sub(self.capacity);
-            if excess > 0 {
-                // Still full of live tokens: drop a tenth (at least what is needed).
-                let drop = excess.max(self.capacity / 10);
-                let victims: Vec<TokenHash> = self.map.iter().take(drop).map(|e| *e.key()).collect();
-                for k in victims {
-                    self.map.remove(&k);
-                }
-            }
-        }
+    /// Cache `entry` under `hash`, evicting a cold entry when full.
+    pub(crate) fn insert(&self, hash: TokenHash, entry: Entry) {
         self.map.insert(hash, entry);
     }
 
@@ -115,8 +106,8 @@ mod tests {
     fn entries_end_at_expiry_or_on_a_new_generation() {
         let cache = TokenCache::new(10);
         let (a, b) = (token_hash("a"), token_hash("b"));
-        cache.insert(a, entry(100, Some(1)), 0);
-        cache.insert(b, entry(100, None), 0);
+        cache.insert(a, entry(100, Some(1)));
+        cache.insert(b, entry(100, None));
         assert!(cache.get(&a, 99, |_| 1).is_some());
         assert!(cache.get(&a, 99, |_| 2).is_none(), "key rotation drops it");
         assert!(cache.get(&a, 99, |_| 1).is_none(), "and it stays dropped");
@@ -126,12 +117,21 @@ mod tests {
     }
 
     #[test]
-    fn size_is_bounded() {
-        let cache = TokenCache::new(100);
-        for i in 0..1000 {
-            cache.insert(token_hash(&i.to_string()), entry(50 + (i % 2), None), 10);
+    fn size_is_bounded_and_the_newest_entry_is_kept() {
+        for capacity in [1, 10, 100, 5_000] {
+            let cache = TokenCache::new(capacity);
+            // Each shard holds its share rounded up.
+            let bound = capacity.next_multiple_of(cache.map.num_shards());
+            assert_eq!(cache.map.capacity(), bound as u64);
+            for i in 0..capacity * 10 {
+                cache.insert(token_hash(&i.to_string()), entry(50, None));
+                assert!(cache.len() <= bound, "{capacity}: {}", cache.len());
+            }
+            let newest = token_hash(&(capacity * 10 - 1).to_string());
+            assert!(
+                cache.get(&newest, 10, |_| 0).is_some(),
+                "{capacity}: the newest is kept"
+            );
         }
-        assert!(cache.len() <= 100, "{}", cache.len());
-        assert!(cache.get(&token_hash("999"), 10, |_| 0).is_some(), "the newest is kept");
     }
 }
