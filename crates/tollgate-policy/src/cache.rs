@@ -2,33 +2,29 @@
 //! action, the named object and the context attributes the policies read,
 //! so it is reused for the same inputs until the policy set changes.
 //!
-//! Request path step 8 (and list filtering): a hit costs a key and a hash
-//! lookup instead of building entities and evaluating policies. A set that
-//! reads `context.now` is not cached (it changes every second); one that
-//! reads `context.minute` gets the minute in its keys. Keys carry the policy
-//! generation and a per-principal serial number (never an address), and
-//! hold every input in full, so two requests share an entry only when
-//! every input the policies can see is equal.
+//! Request path step 8 (and list filtering): a hit costs one hash and one
+//! lookup by a borrowed key ([`Lookup`], built without allocating) instead of
+//! building entities and evaluating policies; the owned [`Key`] is built
+//! only to store a decision after a miss. A set that reads `context.now` is
+//! not cached (it changes every second); one that reads `context.minute`
+//! gets the minute in its keys. Keys carry the policy generation and a
+//! per-principal serial number (never an address), and hold every input in
+//! full, so two requests share an entry only when every input the policies
+//! can see is equal. After a reload, entries of the old generation are never
+//! found again and leave as eviction reaches them.
+//!
+//! The size is bounded by a sharded [`quick_cache`] cache: its S3-FIFO
+//! eviction drops a cold entry to make room, with no sweep over the entries.
 
-use std::fmt::Write as _;
+mod key;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use dashmap::DashMap;
+use quick_cache::sync::Cache;
 
 use crate::authorize::Outcome;
-use crate::clock::Local;
-use crate::model::Action;
-use crate::needs::{Attr, Needs};
-use crate::request::Facts;
-
-/// A cache key: who, which set, what, and every context input read.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Key {
-    principal: u64,
-    generation: u64,
-    action: Action,
-    text: String,
-}
+pub(crate) use key::{Asker, Key, Lookup};
 
 /// Serial numbers for principals, so keys never reuse an identity.
 static SERIAL: AtomicU64 = AtomicU64::new(1);
@@ -38,103 +34,51 @@ pub(crate) fn serial() -> u64 {
     SERIAL.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Decisions by key, bounded.
-#[derive(Debug)]
+/// Decisions by key, bounded; see the module documentation.
 pub(crate) struct DecisionCache {
-    map: DashMap<Key, Outcome>,
-    capacity: usize,
+    /// `None` when the cache is disabled.
+    map: Option<Cache<Key, Arc<Outcome>>>,
+}
+
+impl std::fmt::Debug for DecisionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecisionCache")
+            .field("entries", &self.map.as_ref().map_or(0, Cache::len))
+            .field("capacity", &self.map.as_ref().map_or(0, Cache::capacity))
+            .finish()
+    }
 }
 
 impl DecisionCache {
-    /// A cache of at most `capacity` decisions; 0 disables it.
+    /// A cache of at most `capacity` decisions (each shard's share rounded
+    /// up); 0 disables it.
     pub(crate) fn new(capacity: usize) -> DecisionCache {
         DecisionCache {
-            map: DashMap::new(),
-            capacity,
+            map: (capacity > 0).then(|| Cache::new(capacity)),
         }
     }
 
-    /// The key of a decision, or `None` when it must not be cached.
-    #[allow(clippy::too_many_arguments)] // every input of a decision
-    pub(crate) fn key(
-        &self,
-        needs: Needs,
-        principal: u64,
-        generation: u64,
-        action: Action,
-        name: Option<&str>,
-        facts: &Facts<'_>,
-        local: Local,
-        args: &[(&str, &str)],
-    ) -> Option<Key> {
-        if self.capacity == 0 || needs.has(Attr::Now) {
-            return None;
-        }
-        let mut text = String::with_capacity(64);
-        field(&mut text, facts.route);
-        match name {
-            Some(name) => {
-                text.push('+');
-                field(&mut text, name);
-            }
-            None => text.push('-'),
-        }
-        describe(&mut text, needs, facts, local, args);
-        Some(Key {
-            principal,
-            generation,
-            action,
-            text,
-        })
+    /// Whether decisions are kept at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.map.is_some()
     }
 
-    pub(crate) fn get(&self, key: &Key) -> Option<Outcome> {
-        self.map.get(key).map(|o| o.clone())
+    /// The decision stored for `key`. Does not allocate.
+    pub(crate) fn get(&self, key: &Lookup<'_>) -> Option<Arc<Outcome>> {
+        self.map.as_ref()?.get(key)
     }
 
-    pub(crate) fn insert(&self, key: Key, outcome: &Outcome) {
-        if self.map.len() >= self.capacity {
-            self.map.clear();
+    /// Store `outcome` under `key`, evicting a cold entry when full.
+    pub(crate) fn insert(&self, key: &Lookup<'_>, outcome: Arc<Outcome>) {
+        if let Some(map) = &self.map {
+            map.insert(key.to_key(), outcome);
         }
-        self.map.insert(key, outcome.clone());
     }
-}
 
-/// Append the context inputs the policies read.
-fn describe(text: &mut String, needs: Needs, facts: &Facts<'_>, local: Local, args: &[(&str, &str)]) {
-    if needs.has(Attr::Method) {
-        field(text, facts.method);
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.map.as_ref().map_or(0, Cache::len)
     }
-    if needs.has(Attr::Era) {
-        field(text, facts.era.as_str());
-    }
-    if needs.has(Attr::Annotations) {
-        let _ = write!(text, "a{};", facts.annotations.unwrap_or_default().bits());
-    }
-    for (attr, value) in [
-        (Attr::Hour, local.hour),
-        (Attr::Minute, local.minute),
-        (Attr::Weekday, local.weekday),
-    ] {
-        if needs.has(attr) {
-            let _ = write!(text, "{}{value};", &attr.name()[..1]);
-        }
-    }
-    if needs.has(Attr::ClientIp) {
-        let _ = write!(text, "i{:?};", facts.client_ip);
-    }
-    if needs.has(Attr::Args) {
-        let _ = write!(text, "g{};", args.len());
-        for (k, v) in args {
-            field(text, &k.to_ascii_lowercase());
-            field(text, v);
-        }
-    }
-}
-
-/// A length-prefixed field: no two different inputs give the same text.
-fn field(text: &mut String, value: &str) {
-    let _ = write!(text, "{}:{value}", value.len());
 }
 
 #[cfg(test)]
@@ -142,69 +86,75 @@ mod tests {
     use tollgate_core::Era;
 
     use super::*;
+    use crate::clock::Local;
     use crate::decision::Reason;
+    use crate::model::Action;
+    use crate::needs::Needs;
+    use crate::request::Facts;
 
-    fn facts<'a>(route: &'a str, method: &'a str) -> Facts<'a> {
-        Facts {
-            route,
-            method,
+    fn lookup(name: &str) -> Lookup<'_> {
+        let facts = Facts {
+            route: "r",
+            method: "tools/call",
             era: Era::Modern,
             client_ip: None,
             annotations: None,
             now: 0,
             utc_offset: 0,
-        }
-    }
-
-    #[test]
-    fn keys_hold_every_input_the_policies_read() {
-        let cache = DecisionCache::new(2);
+        };
+        let asker = Asker {
+            principal: 1,
+            generation: 1,
+        };
         let local = Local {
             hour: 9,
             minute: 1,
             weekday: 3,
         };
-        let key = |needs, route, name, args: &[(&str, &str)], local| {
-            cache.key(
-                needs,
-                1,
-                1,
-                Action::CallTool,
-                name,
-                &facts(route, "tools/call"),
-                local,
-                args,
-            )
-        };
-        let all_but_now = Needs::ALL;
-        assert!(
-            key(all_but_now, "r", Some("n"), &[], local).is_none(),
-            "`now` is never cached"
-        );
-        let some = Needs::default();
-        // Without needs, only route and name count.
-        let a = key(some, "r", Some("n"), &[("x", "1")], local).unwrap();
-        assert_eq!(a, key(some, "r", Some("n"), &[], Local { hour: 1, ..local }).unwrap());
-        // Length prefixes keep fields apart.
-        assert_ne!(
-            key(some, "r/", Some("n"), &[], local),
-            key(some, "r", Some("/n"), &[], local)
-        );
-        assert_ne!(
-            key(some, "r", None, &[], local),
-            key(some, "r", Some("\u{0}none"), &[], local)
-        );
-        let outcome = (true, Reason::Allow, vec![]);
-        cache.insert(a.clone(), &outcome);
-        assert_eq!(cache.get(&a), Some(outcome.clone()));
-        let b = key(some, "r", Some("m"), &[], local).unwrap();
-        cache.insert(b.clone(), &outcome);
-        cache.insert(key(some, "r", Some("o"), &[], local).unwrap(), &outcome);
-        assert!(cache.map.len() <= 2);
-        assert!(
-            DecisionCache::new(0)
-                .key(some, 1, 1, Action::CallTool, None, &facts("r", "m"), local, &[])
-                .is_none()
-        );
+        Lookup::new(
+            Needs::default(),
+            asker,
+            Action::CallTool,
+            Some(name),
+            &facts,
+            local,
+            &[],
+        )
+        .unwrap()
+    }
+
+    fn outcome(allowed: bool) -> Arc<Outcome> {
+        Arc::new((allowed, if allowed { Reason::Allow } else { Reason::Deny }, vec![]))
+    }
+
+    #[test]
+    fn decisions_are_found_by_their_borrowed_key() {
+        let cache = DecisionCache::new(10);
+        assert!(cache.get(&lookup("a")).is_none());
+        cache.insert(&lookup("a"), outcome(true));
+        cache.insert(&lookup("b"), outcome(false));
+        assert_eq!(cache.get(&lookup("a")).map(|o| o.0), Some(true));
+        assert_eq!(cache.get(&lookup("b")).map(|o| o.0), Some(false));
+        assert!(cache.get(&lookup("c")).is_none());
+        let off = DecisionCache::new(0);
+        off.insert(&lookup("a"), outcome(true));
+        assert!(!off.enabled() && off.get(&lookup("a")).is_none());
+    }
+
+    #[test]
+    fn size_is_bounded_and_the_newest_decision_is_kept() {
+        for capacity in [1, 10, 100, 5_000] {
+            let cache = DecisionCache::new(capacity);
+            let shards = cache.map.as_ref().map_or(1, Cache::num_shards);
+            // Each shard holds its share rounded up.
+            let bound = capacity.next_multiple_of(shards);
+            let names: Vec<String> = (0..capacity * 10).map(|i| i.to_string()).collect();
+            for name in &names {
+                cache.insert(&lookup(name), outcome(true));
+                assert!(cache.len() <= bound, "{capacity}: {}", cache.len());
+            }
+            let newest = names.last().map(|n| lookup(n));
+            assert!(newest.and_then(|k| cache.get(&k)).is_some(), "{capacity}");
+        }
     }
 }

@@ -20,7 +20,7 @@ use tollgate_config::{Config, PolicyFiles, PolicyMode};
 use tollgate_core::Principal;
 
 use crate::authorize::{self, Outcome};
-use crate::cache::DecisionCache;
+use crate::cache::{Asker, DecisionCache, Lookup};
 use crate::clock::{self, Local};
 use crate::compile::{self, Compiled};
 use crate::decision::{Decision, Reason};
@@ -193,22 +193,18 @@ impl PolicyEngine {
         let action = req.action();
         let f = self.facts(req);
         let local = clock::local(f.now, f.utc_offset);
-        let key = self.decisions.key(
-            c.needs,
-            facts.serial,
-            current.generation,
-            action,
-            req.name,
-            &f,
-            local,
-            req.args,
-        );
+        let asker = Asker {
+            principal: facts.serial,
+            generation: current.generation,
+        };
+        let key =
+            Lookup::new(c.needs, asker, action, req.name, &f, local, req.args).filter(|_| self.decisions.enabled());
         if let Some(hit) = key.as_ref().and_then(|k| self.decisions.get(k)) {
-            return Ok(hit);
+            return Ok(Outcome::clone(&hit));
         }
         let outcome = self.compute(current, &facts, principal, req, &f, local)?;
-        if let Some(k) = key {
-            self.decisions.insert(k, &outcome);
+        if let Some(k) = &key {
+            self.decisions.insert(k, Arc::new(outcome.clone()));
         }
         Ok(outcome)
     }

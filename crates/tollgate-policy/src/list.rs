@@ -18,7 +18,7 @@ use tollgate_config::PolicyMode;
 use tollgate_core::Principal;
 
 use crate::authorize::{self, Outcome};
-use crate::cache::Key;
+use crate::cache::{Asker, Lookup};
 use crate::clock::{self, Local};
 use crate::decision::{ListDecision, Reason};
 use crate::engine::{Current, PolicyEngine};
@@ -79,21 +79,22 @@ impl PolicyEngine {
             local: clock::local(base.now, base.utc_offset),
             base,
         };
-        let keys: Vec<Option<Key>> = items.iter().map(|item| batch.key(item)).collect();
-        let mut outcomes: Vec<Option<Outcome>> = keys
+        let keys: Vec<Option<Lookup<'_>>> = items.iter().map(|item| batch.key(item)).collect();
+        let mut outcomes: Vec<Option<Arc<Outcome>>> = keys
             .iter()
             .map(|k| k.as_ref().and_then(|k| self.decisions.get(k)))
             .collect();
         let misses: Vec<usize> = (0..items.len()).filter(|i| outcomes[*i].is_none()).collect();
         if !misses.is_empty() {
             for (i, outcome) in misses.iter().zip(batch.decide(items, &misses)) {
+                let outcome = outcome.map(Arc::new);
                 if let (Some(key), Some(o)) = (&keys[*i], &outcome) {
-                    self.decisions.insert(key.clone(), o);
+                    self.decisions.insert(key, Arc::clone(o));
                 }
                 outcomes[*i] = outcome;
             }
         }
-        let failed = |o: &Option<Outcome>| o.as_ref().is_none_or(|(_, r, _)| matches!(r, Reason::Error { .. }));
+        let failed = |o: &Option<Arc<Outcome>>| o.as_ref().is_none_or(|o| matches!(o.1, Reason::Error { .. }));
         let errors = outcomes.iter().filter(|o| failed(o)).count();
         (
             outcomes.iter().map(|o| o.as_ref().is_some_and(|o| o.0)).collect(),
@@ -114,24 +115,19 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// The decision cache key of an entry.
-    fn key(&self, item: &ListItem<'_>) -> Option<Key> {
+    /// The decision cache key of an entry; `None` when not cached.
+    fn key<'k>(&'k self, item: &ListItem<'k>) -> Option<Lookup<'k>> {
         let f = Facts {
             annotations: item.annotations,
             ..self.base
         };
-        let (c, generation) = (&self.current.compiled, self.current.generation);
-        let action = self.list.kind.action();
-        (self.engine.decisions).key(
-            c.needs,
-            self.facts.serial,
-            generation,
-            action,
-            Some(item.name),
-            &f,
-            self.local,
-            &[],
-        )
+        let asker = Asker {
+            principal: self.facts.serial,
+            generation: self.current.generation,
+        };
+        let (needs, action) = (self.current.compiled.needs, self.list.kind.action());
+        Lookup::new(needs, asker, action, Some(item.name), &f, self.local, &[])
+            .filter(|_| self.engine.decisions.enabled())
     }
 
     /// Decide the entries `which`, sharing one entity store; `None` where
