@@ -134,7 +134,12 @@ fn the_whole_body_must_be_json_even_after_a_shape_error() {
     assert_eq!(kind(br#"[1, {"#), Some(ErrorKind::ParseError));
     assert_eq!(kind(br#"[1, 2]"#), Some(ErrorKind::InvalidRequest));
     assert_eq!(kind(br#""text" x"#), Some(ErrorKind::ParseError));
-    // Invalid UTF-8 and out-of-range numbers in skipped values.
+    // Invalid UTF-8, lone surrogates and out-of-range numbers in skipped
+    // values (serde_json's IgnoredAny lets all three through).
+    assert_eq!(
+        kind(br#"{"id":1,"method":"x","params":{"a":"\ud800"}}"#),
+        Some(ErrorKind::ParseError)
+    );
     assert_eq!(
         kind(b"{\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}"),
         Some(ErrorKind::ParseError)
