@@ -4,18 +4,17 @@
 //! itself), or an RFC 8693 token exchanged for the caller.
 //!
 //! Tokens are cached until shortly before they expire (exchanged tokens
-//! per caller token, never past its expiry); concurrent requests share one
-//! token request; a refresh that fails keeps a still-valid token in use.
+//! per caller token in a bounded cache, never past its expiry); concurrent
+//! requests share one token request; a client credentials refresh that
+//! fails keeps a still-valid token in use.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
-use dashmap::DashMap;
-use dashmap::mapref::entry::Entry;
 use http::{HeaderName, HeaderValue};
-use tokio::sync::OnceCell;
+use quick_cache::sync::Cache;
 use tokio::time::Instant;
 use tollgate_config::{AuthSecrets, Config, Credential, Secret};
 use tollgate_core::Principal;
@@ -121,12 +120,14 @@ struct ClientCredentials {
     flight: SingleFlight<Result<Arc<Cached>, String>>,
 }
 
+/// Exchanged tokens by caller token, bounded (S3-FIFO eviction). A failure
+/// is stored only for the requests that waited on its exchange.
 struct TokenExchange {
     params: OAuthParams,
-    slots: DashMap<TokenHash, Slot>,
+    tokens: Cache<TokenHash, Exchanged>,
 }
 
-type Slot = Arc<OnceCell<Result<Arc<Cached>, String>>>;
+type Exchanged = Result<Arc<Cached>, String>;
 
 impl CredentialBroker {
     /// Build from configuration and the secrets resolved at load.
@@ -164,7 +165,7 @@ impl CredentialBroker {
                 })),
                 Credential::TokenExchange(c) => RouteCredential::TokenExchange(Box::new(TokenExchange {
                     params: OAuthParams::new(c, secret()?, Some(server.url.as_str())),
-                    slots: DashMap::new(),
+                    tokens: Cache::new(EXCHANGE_CACHE_ENTRIES),
                 })),
             };
             routes.insert(name.to_owned(), route);
@@ -240,65 +241,48 @@ impl ClientCredentials {
 }
 
 impl TokenExchange {
+    /// The caller's exchanged token: cached, or exchanged once for all the
+    /// requests that need it now (the cache's placeholder makes the others
+    /// wait for the first).
     async fn get(&self, http: &reqwest::Client, caller: Caller<'_>) -> Result<HeaderValue, String> {
         let key = token_hash(caller.token);
-        let present = self.slots.get(&key).map(|s| s.clone());
-        if let Some(Ok(c)) = present.as_ref().and_then(|s| s.get())
-            && Instant::now() < c.refresh_at
-        {
-            return Ok(c.value.clone());
-        }
-        let slot = match present {
-            // A request for this caller is in flight: share it.
-            Some(s) if s.get().is_none() => s,
-            stale => self.replace(key, stale),
+        let mut refreshing = false;
+        let guard = loop {
+            match self.tokens.get_value_or_guard_async(&key).await {
+                Err(guard) => break guard,
+                Ok(Ok(c)) if refreshing || Instant::now() < c.refresh_at => return Ok(c.value.clone()),
+                // The exchange this request waited for failed.
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok(stale)) => {
+                    // Due for refresh: drop it (unless replaced meanwhile),
+                    // then exchange, or join the exchange another started.
+                    let same = |v: &Exchanged| v.as_ref().is_ok_and(|c| Arc::ptr_eq(c, &stale));
+                    self.tokens.remove_if(&key, same);
+                    refreshing = true;
+                }
+            }
         };
-        let left = caller.principal.expires_at.saturating_sub(unix_now());
-        let cap = Instant::now() + Duration::from_secs(left);
-        let result = slot
-            .get_or_init(|| async {
-                let grant = Grant::TokenExchange {
-                    subject_token: caller.token,
-                };
-                let issued = request_token(http, &self.params, grant).await?;
-                Ok(Arc::new(cached(
-                    bearer(&issued.access_token)?,
-                    issued.lifetime,
-                    Some(cap),
-                )))
-            })
-            .await
-            .clone();
+        let result = self.exchange(http, caller).await;
+        // Waiting requests take the result from the placeholder.
+        let _ = guard.insert(result.clone());
         if result.is_err() {
             // Do not keep failures: the next request asks again.
-            self.slots.remove_if(&key, |_, s| Arc::ptr_eq(s, &slot));
+            self.tokens.remove_if(&key, Result::is_err);
         }
         result.map(|c| c.value.clone())
     }
 
-    /// The slot to use for `key`: a new one replacing `stale` (or filling
-    /// an empty place), or the one another request put there meanwhile.
-    fn replace(&self, key: TokenHash, stale: Option<Slot>) -> Slot {
-        if self.slots.len() >= EXCHANGE_CACHE_ENTRIES {
-            let now = Instant::now();
-            self.slots
-                .retain(|_, s| s.get().is_none_or(|r| r.as_ref().is_ok_and(|c| c.expires_at > now)));
-            if self.slots.len() >= EXCHANGE_CACHE_ENTRIES {
-                self.slots.clear();
-            }
-        }
-        match self.slots.entry(key) {
-            Entry::Occupied(mut o) => {
-                let ours = stale.as_ref().is_some_and(|s| Arc::ptr_eq(s, o.get()));
-                if ours {
-                    let slot = Slot::default();
-                    o.insert(slot.clone());
-                    slot
-                } else {
-                    o.get().clone()
-                }
-            }
-            Entry::Vacant(v) => v.insert(Slot::default()).clone(),
-        }
+    async fn exchange(&self, http: &reqwest::Client, caller: Caller<'_>) -> Exchanged {
+        let left = caller.principal.expires_at.saturating_sub(unix_now());
+        let cap = Instant::now() + Duration::from_secs(left);
+        let grant = Grant::TokenExchange {
+            subject_token: caller.token,
+        };
+        let issued = request_token(http, &self.params, grant).await?;
+        Ok(Arc::new(cached(
+            bearer(&issued.access_token)?,
+            issued.lifetime,
+            Some(cap),
+        )))
     }
 }

@@ -67,8 +67,13 @@ fn principal(sub: &str, exp: u64) -> Principal {
     }
 }
 
+/// The server awaits credentials in handlers that move between threads.
+fn send<F: Future + Send>(f: F) -> F {
+    f
+}
+
 async fn value(b: &CredentialBroker, server: &str, caller: Option<Caller<'_>>) -> String {
-    let c = b.credential(server, caller).await.unwrap().unwrap();
+    let c = send(b.credential(server, caller)).await.unwrap().unwrap();
     assert!(c.value.is_sensitive());
     c.value.to_str().unwrap().to_owned()
 }
@@ -196,4 +201,40 @@ async fn exchanged_tokens_never_outlive_the_caller_token() {
         first,
         "re-exchanged once the caller token ends"
     );
+}
+
+#[tokio::test]
+async fn exchanges_are_shared_refreshed_and_failures_not_kept() {
+    let idp = TestIdp::start(&[]).await;
+    idp.state.expires_in.store(2, Ordering::SeqCst); // refreshed at half-life
+    let b = Arc::new(broker(&idp));
+    let token: Arc<str> = TestKey::ec("k").sign(&idp.claims("dave", "mcp:tools")).into();
+    let dave = Arc::new(principal("dave", now() + 3600));
+    let call = || {
+        let (b, token, dave) = (b.clone(), token.clone(), dave.clone());
+        tokio::spawn(async move {
+            let caller = Caller {
+                token: &token,
+                principal: &dave,
+            };
+            b.credential("tx", Some(caller)).await.map(|c| c.map(|c| c.value))
+        })
+    };
+    idp.set_down(true);
+    assert!(call().await.unwrap().is_err());
+    idp.set_down(false);
+    let calls: Vec<_> = (0..10).map(|_| call()).collect();
+    for c in calls {
+        let value = c.await.unwrap().unwrap().unwrap();
+        assert!(value.to_str().unwrap().starts_with("Bearer tx-1-"), "{value:?}");
+    }
+    assert_eq!(
+        idp.token_requests().await.len(),
+        2,
+        "the failure was not kept; ten calls, one exchange"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let refreshed = call().await.unwrap().unwrap().unwrap();
+    assert!(refreshed.to_str().unwrap().starts_with("Bearer tx-2-"), "{refreshed:?}");
+    assert_eq!(idp.token_requests().await.len(), 3);
 }
