@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use arc_swap::ArcSwapOption;
 use cedar_policy::EntityUid;
 use cedar_policy_core::ast::{Entity, PartialValue, Value};
-use dashmap::DashMap;
+use quick_cache::sync::Cache;
 use smol_str::SmolStr;
 use tollgate_core::Principal;
 
@@ -93,6 +93,7 @@ impl PrincipalFacts {
     }
 }
 
+#[derive(Clone)]
 struct Cached {
     /// Keeps the `Principal`'s allocation (not its contents) alive, so its
     /// address, the key, is not reused while this entry exists.
@@ -100,17 +101,17 @@ struct Cached {
     facts: Arc<PrincipalFacts>,
 }
 
-/// Principal facts by `Arc<Principal>`.
+/// Principal facts by `Arc<Principal>`, bounded: S3-FIFO eviction drops a
+/// cold entry (a token no longer used is never touched again) to make room.
 pub(crate) struct PrincipalCache {
-    map: DashMap<usize, Cached>,
-    capacity: usize,
+    map: Cache<usize, Cached>,
 }
 
 impl std::fmt::Debug for PrincipalCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PrincipalCache")
             .field("entries", &self.map.len())
-            .field("capacity", &self.capacity)
+            .field("capacity", &self.map.capacity())
             .finish()
     }
 }
@@ -118,8 +119,7 @@ impl std::fmt::Debug for PrincipalCache {
 impl PrincipalCache {
     pub(crate) fn new(capacity: usize) -> PrincipalCache {
         PrincipalCache {
-            map: DashMap::new(),
-            capacity: capacity.max(1),
+            map: Cache::new(capacity.max(1)),
         }
     }
 
@@ -129,23 +129,14 @@ impl PrincipalCache {
         if let Some(c) = self.map.get(&key)
             && std::ptr::eq(c.principal.as_ptr(), Arc::as_ptr(p))
         {
-            return Arc::clone(&c.facts);
+            return c.facts;
         }
         let facts = Arc::new(PrincipalFacts::new(types, p));
-        if self.map.len() >= self.capacity {
-            // Drop entries whose token is gone; if all are alive, start over.
-            self.map.retain(|_, c| c.principal.strong_count() > 0);
-            if self.map.len() >= self.capacity {
-                self.map.clear();
-            }
-        }
-        self.map.insert(
-            key,
-            Cached {
-                principal: Arc::downgrade(p),
-                facts: Arc::clone(&facts),
-            },
-        );
+        let cached = Cached {
+            principal: Arc::downgrade(p),
+            facts: Arc::clone(&facts),
+        };
+        self.map.insert(key, cached);
         facts
     }
 
@@ -193,6 +184,11 @@ mod tests {
         drop(alice_again);
         let _bob = cache.get(&types, &principal("bob"));
         assert!(cache.len() <= 2);
+        // Ten times the capacity in live tokens: bounded, the newest kept.
+        let tokens: Vec<_> = (0..20).map(|i| principal(&format!("u{i}"))).collect();
+        let facts: Vec<_> = tokens.iter().map(|t| cache.get(&types, t)).collect();
+        assert!(cache.len() <= 2, "{}", cache.len());
+        assert!(Arc::ptr_eq(&facts[19], &cache.get(&types, &tokens[19])));
         // Generation-tagged policy bits are recomputed after a reload.
         let b = a1.bits(1, || Bits::empty(3));
         assert_eq!(b.0, 1);
