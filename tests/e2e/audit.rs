@@ -13,8 +13,8 @@ mod metrics;
 mod records;
 
 use serde_json::{Value, json};
-use tollgate_audit::GroupBy;
 use tollgate_e2e::audit_support::{Collector, attribute, demo_gateway, token, tokens, tool, trail_lines};
+use tollgate_e2e::children::tollgate_cli;
 use tollgate_e2e::{Demo, TestIssuer};
 
 #[tokio::test]
@@ -96,25 +96,31 @@ async fn usage_sums_match_the_traffic_sent() {
         }
     }
     gw.shutdown().await;
-    let dir = [gw.audit_dir()];
-    for (by, keys) in [
-        (GroupBy::Team, ["payments", "search"]),
-        (GroupBy::Tool, ["echo", "add"]),
-    ] {
-        let report = tollgate_audit::usage(&dir, by, None, None).unwrap();
-        assert_eq!(report.rows.len(), 2, "{report:?}");
+    let dir = gw.audit_dir().display().to_string();
+    for (by, keys) in [("team", ["payments", "search"]), ("tool", ["echo", "add"])] {
+        // What a user runs: `tollgate usage DIR --by … --format json`.
+        let out = tollgate_cli(&["usage", &dir, "--by", by, "--format", "json"]).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = report["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{report}");
         for key in keys {
-            let row = report.rows.iter().find(|r| r.key == key).unwrap();
+            let row = rows.iter().find(|r| r["key"] == key).unwrap();
             let (calls, bytes_in, bytes_out, tokens) = expected[key];
+            let field = |f: &str| row[f].as_u64().unwrap();
             assert_eq!(
-                (row.calls, row.bytes_in, row.bytes_out, row.tokens),
+                (field("calls"), field("bytes_in"), field("bytes_out"), field("tokens")),
                 (calls, bytes_in, bytes_out, tokens),
                 "{key}"
             );
-            assert_eq!((row.errors, row.denied, row.catalog_tokens), (0, 0, 0), "{key}");
-            assert!(row.p50_us > 0 && row.p50_us <= row.p99_us, "{row:?}");
+            assert_eq!(
+                (field("errors"), field("denied"), field("catalog_tokens")),
+                (0, 0, 0),
+                "{key}"
+            );
+            assert!(field("p50_us") > 0 && field("p50_us") <= field("p99_us"), "{row}");
         }
-        assert_eq!(report.total.calls, 10);
-        assert_eq!(report.total.tokens, expected["payments"].3 + expected["search"].3);
+        assert_eq!(report["total"]["calls"], 10);
+        assert_eq!(report["total"]["tokens"], expected["payments"].3 + expected["search"].3);
     }
 }

@@ -117,7 +117,8 @@ async fn a_denial_for_a_missing_scope_asks_the_client_to_step_up() {
         "{challenge}"
     );
     assert!(challenge.contains("scope=\"mcp:tools mcp:admin\""), "{challenge}");
-    assert_rpc_error(res, 403, -32000, json!(null)).await;
+    // The refusal echoes the request's id, like every other refusal.
+    assert_rpc_error(res, 403, -32000, json!(7)).await;
 
     let admin = issuer.token("alice", &["mcp:tools", "mcp:admin"], &["demo"]);
     let done = rpc_message(call(&gw, &admin, "tools/call", Some("delete_item"), delete).await).await;

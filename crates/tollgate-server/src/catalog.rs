@@ -6,7 +6,9 @@
 //!
 //! Routes with policies learn from the list answers they filter; routes
 //! without learn from the answer's copy once it has been sent
-//! ([`Catalog::learn_answer`]).
+//! ([`Catalog::learn_answer`]), and only when it changed: the answer's
+//! result is fingerprinted, and one identical to the last learned is not
+//! parsed again.
 //!
 //! The upstream is an approved server, so its own declarations are the best
 //! knowledge the gateway has until a governed catalog pins them. A tool
@@ -14,6 +16,7 @@
 //! (not read-only, destructive).
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -21,7 +24,7 @@ use serde_json::Value;
 use tollgate_audit::Hash;
 use tollgate_policy::ToolAnnotations;
 
-use crate::metered::answer_messages;
+use tollgate_mcp::answer_messages;
 
 /// Most tools remembered per route; further names are not learned (their
 /// calls get default annotations and the metrics label `other`).
@@ -65,6 +68,19 @@ impl Tool {
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     routes: DashMap<Arc<str>, HashMap<Arc<str>, Tool>>,
+    /// The fingerprint of the last whole answer learned, per route.
+    learned: DashMap<Arc<str>, u64>,
+}
+
+/// A fingerprint of an answer's results: each message from its `"result"`
+/// key on (the `id` before it differs from call to call).
+fn fingerprint(body: &[u8], sse: bool) -> u64 {
+    let mut h = DefaultHasher::new();
+    for msg in answer_messages(body, sse) {
+        let from = memchr::memmem::find(&msg, b"\"result\"").unwrap_or(0);
+        msg[from..].hash(&mut h);
+    }
+    h.finish()
 }
 
 impl Catalog {
@@ -78,17 +94,17 @@ impl Catalog {
         Some(self.routes.get(route)?.get(tool)?.definition.clone())
     }
 
-    /// Whether `tool` has been listed by `route`'s upstream.
-    pub(crate) fn knows(&self, route: &str, tool: &str) -> bool {
-        self.routes.get(route).is_some_and(|t| t.contains_key(tool))
-    }
-
     /// Remember the tools of a whole `tools/list` answer (JSON or SSE) that
     /// was passed on unread: on routes without policies the answer is not
     /// filtered, and is read here after it was sent. Messages that do not
     /// parse teach nothing.
     pub(crate) fn learn_answer(&self, route: &str, body: &[u8], sse: bool) {
-        let messages = answer_messages(body, sse).filter_map(|m| serde_json::from_slice::<Value>(m).ok());
+        let print = fingerprint(body, sse);
+        if self.learned.get(route).is_some_and(|p| *p == print) {
+            return;
+        }
+        self.learned.insert(Arc::from(route), print);
+        let messages = answer_messages(body, sse).filter_map(|m| serde_json::from_slice::<Value>(&m).ok());
         for msg in messages {
             let Some(tools) = msg.pointer("/result/tools").and_then(Value::as_array) else {
                 continue;
@@ -121,11 +137,10 @@ mod tests {
     #[test]
     fn learned_tools_are_known_and_updated() {
         let c = Catalog::default();
-        assert!(!c.knows("demo", "echo"));
+        assert_eq!(c.definition("demo", "echo"), None);
         let ro = ToolAnnotations::from_hints(Some(true), None, None, None);
         let v1 = serde_json::json!({"name": "echo", "inputSchema": {"type": "object", "properties": {}}});
         c.learn("demo", [("echo", Tool::from_entry(&v1, ro))]);
-        assert!(c.knows("demo", "echo"));
         assert_eq!(c.annotations("demo", "echo"), Some(ro));
         let first = c.definition("demo", "echo").unwrap();
         assert!(first.starts_with("sha256:") && first.len() == 7 + 64, "{first}");
@@ -150,13 +165,13 @@ mod tests {
         );
         let sse = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"b\"}]}}\n\n";
         c.learn_answer("r", sse, true);
-        assert!(c.knows("r", "b"));
+        assert!(c.definition("r", "b").is_some());
         c.learn_answer("r", b"{\"result\":{\"tools\":[{\"name\":\"c\"}", false);
         c.learn_answer(
             "r",
             br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"","data":{"tools":[{"name":"c"}]}}}"#,
             false,
         );
-        assert!(!c.knows("r", "c"), "broken answers and errors teach nothing");
+        assert_eq!(c.definition("r", "c"), None, "broken answers and errors teach nothing");
     }
 }

@@ -1,25 +1,33 @@
 //! Assembling a gateway from configuration and running it.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
+use bytes::Bytes;
 use prometheus::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tollgate_audit::{RouteAudit, TokenEstimator};
+use tollgate_audit::{AuditHandle, AuditObserver, RouteAudit};
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer, ProtectedResource};
 use tollgate_config::{Config, Loaded, read_or_create_file};
-use tollgate_core::{Principal, PrincipalKind};
+use tollgate_core::{CallObserver, Principal, PrincipalKind};
+use tollgate_meter::{CallMetrics, TokenEstimator};
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::{Spans, TracingGuard};
 
 use crate::admin::{self, Readiness};
-use crate::metrics::{CallMetrics, StatusCollector};
+use crate::metrics::{Metrics, StatusCollector};
+use crate::phase::admit::Admission;
+use crate::phases::Front;
+use crate::route::{Route, RouteParts, Shared};
+use crate::runtime::Workers;
 use crate::serve::{ServeOptions, serve};
 use crate::services::{self, Background};
+use crate::session::Sealer;
+use crate::stack::{self, Public};
 use crate::upstream::{Upstream, UpstreamError};
-use crate::{Metrics, Sealer, Shared, stack};
 
 /// Why a gateway could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -51,51 +59,46 @@ pub enum GatewayError {
 /// A gateway built from configuration, ready to serve.
 #[derive(Debug)]
 pub struct Gateway {
-    public: Router,
+    front: Arc<Front>,
+    public: Public,
     admin: Router,
     ready: Readiness,
     authn: Option<Arc<Authenticator>>,
     options: ServeOptions,
+    workers: usize,
     background: Background,
 }
 
-/// One upstream per `[[servers]]` entry, with its protected-resource and
-/// audit settings.
-fn upstreams(config: &Config, issuers: &[String]) -> Result<Vec<Arc<Upstream>>, GatewayError> {
-    let mut upstreams = Vec::with_capacity(config.servers.len());
-    for server in &config.servers {
-        let mut up = Upstream::from_config(server, &config.timeouts)?;
-        up.resource = ProtectedResource::from_config(config, server, issuers).map_err(auth_err)?;
-        up.audit = RouteAudit::from_config(server, &config.audit);
-        upstreams.push(Arc::new(up));
-    }
-    Ok(upstreams)
-}
-
-/// The legacy-session sealing keys: the current key first.
-fn session_keys(loaded: &Loaded) -> Vec<&[u8]> {
-    let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
-    if keys.is_empty() {
-        tracing::warn!("no [sessions] key configured: legacy sessions will not survive a restart or cross replicas");
-    }
-    keys
-}
-
 impl Gateway {
-    /// Build the routers and upstream clients from a loaded configuration,
-    /// registering metrics on `registry`.
+    /// Build the routes, upstream clients and listeners' services from a
+    /// loaded configuration, registering metrics on `registry`.
     ///
     /// # Errors
     ///
-    /// [`GatewayError`] when an upstream, the metrics or the session keys
-    /// cannot be set up.
+    /// [`GatewayError`] when an upstream, the metrics, the policies, the
+    /// audit trail or the session keys cannot be set up.
     pub fn new(loaded: &Loaded, registry: Registry) -> Result<Gateway, GatewayError> {
+        Gateway::with_observers(loaded, registry, Vec::new())
+    }
+
+    /// [`Gateway::new`], with `extra` observers reading every finished
+    /// call's summary beside the audit trail and the metrics (an embedder's
+    /// own sink, or a test's recorder).
+    ///
+    /// # Errors
+    ///
+    /// As [`Gateway::new`].
+    pub fn with_observers(
+        loaded: &Loaded,
+        registry: Registry,
+        extra: Vec<Arc<dyn CallObserver>>,
+    ) -> Result<Gateway, GatewayError> {
         let config = &loaded.config;
+        let workers = worker_count(config);
         let dev = dev_issuer(loaded)?;
         let authn = Arc::new(Authenticator::from_loaded(loaded, dev.as_ref()).map_err(auth_err)?);
-        let upstreams = upstreams(config, &authn.issuers())?;
-        let keys = session_keys(loaded);
-        let authenticated = upstreams.iter().any(|u| u.resource.is_some());
+        let issuers = authn.issuers();
+        let authenticated = config.servers.iter().any(|s| config.auth_required(s));
         let authn = authenticated.then_some(authn);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
@@ -107,29 +110,36 @@ impl Gateway {
             tracing.as_ref().map(TracingGuard::span_counts),
         )?))?;
         let shared = Arc::new(Shared {
-            limits: config.limits.clone(),
             authn: authn.clone(),
             broker: CredentialBroker::new(config, &loaded.auth_secrets).map_err(auth_err)?,
-            sealer: Sealer::new(&keys, config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
-            metrics: Metrics::register(&registry)?,
-            calls: CallMetrics::register(&registry)?,
+            sealer: Sealer::new(&session_keys(loaded), config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
             policy: policy.clone(),
             anonymous: Arc::new(anonymous()),
             catalog: crate::catalog::Catalog::default(),
-            audit: audit.clone(),
-            estimator: TokenEstimator::from_config(&config.audit),
             spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
+            estimator: TokenEstimator::from_config(&config.audit),
         });
-        let origins: Arc<[String]> = config.security.allowed_origins.clone().into();
+        let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CallMetrics::register(&registry)?)];
+        observers.extend(extra);
+        let context = RouteContext {
+            config,
+            issuers: &issuers,
+            shared: &shared,
+            audit: &audit,
+            observers: &observers,
+            workers,
+        };
+        let front = Arc::new(front(config, &context)?);
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),
-            registry,
+            registry: registry.clone(),
             authn: authn.clone(),
             audit,
         };
         Ok(Gateway {
-            public: stack::build(shared, &upstreams, origins),
+            public: stack::build(front.clone(), Metrics::register(&registry)?, &config.limits),
+            front,
             admin: admin::router(admin_state, dev.as_ref()),
             ready,
             authn,
@@ -138,6 +148,7 @@ impl Gateway {
                 header_read_timeout: config.limits.header_read_timeout,
                 grace: config.shutdown.grace,
             },
+            workers,
             background: Background {
                 policy,
                 watch_policies: config.policy.watch,
@@ -147,40 +158,141 @@ impl Gateway {
         })
     }
 
-    /// The public router (for in-process tests).
-    pub fn public_router(&self) -> Router {
+    /// Learn the address the public listener is bound to (its own origins
+    /// are admitted without configuration).
+    pub(crate) fn bound(&self, addr: std::net::SocketAddr) {
+        self.front.admission.bound(addr);
+    }
+
+    /// The public listener's service (for in-process tests).
+    #[cfg(test)]
+    pub(crate) fn public_service(&self) -> Public {
         self.public.clone()
     }
 
     /// Serve on bound listeners until `shutdown` completes, then drain.
+    /// The public listener is served by the worker threads; the admin
+    /// listener and the background services by the calling runtime.
     /// Readiness turns true once serving starts and false when draining
     /// starts.
     pub async fn run(self, public: TcpListener, admin: TcpListener, shutdown: impl Future<Output = ()>) {
+        if let Ok(addr) = public.local_addr() {
+            self.bound(addr);
+        }
         let (stop_tx, stop_rx) = watch::channel(false);
-        let admin_stop = {
-            let mut rx = stop_rx.clone();
-            async move {
-                let _ = rx.wait_for(|stopped| *stopped).await;
-            }
-        };
-        let admin_task = tokio::spawn(serve(admin, self.admin, self.options, admin_stop));
+        let admin_task = tokio::spawn(serve(admin, self.admin, self.options, stopped(stop_rx.clone())));
         // Keys are fetched in the background: the gateway serves (and
         // reports not ready) while an issuer is unreachable.
         let _refresh = self.authn.as_ref().map(|a| a.spawn_refresh());
         let running = self.background.start();
-        let ready = self.ready.clone();
-        ready.set(true);
-        let public_stop = async move {
-            shutdown.await;
-            tracing::info!("shutdown requested: draining");
-            ready.set(false);
+        let (service, options) = (self.public, self.options);
+        let workers = Workers::start(self.workers, public, &stop_rx, move |listener, stop| {
+            serve(listener, service.clone(), options, stopped(stop))
+        });
+        let workers = match workers {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(error = %e, "worker threads did not start");
+                let _ = stop_tx.send(true);
+                let _ = admin_task.await;
+                running.stop().await;
+                return;
+            }
         };
-        serve(public, self.public, self.options, public_stop).await;
+        self.ready.set(true);
+        shutdown.await;
+        tracing::info!("shutdown requested: draining");
+        self.ready.set(false);
         let _ = stop_tx.send(true);
+        workers.join().await;
         let _ = admin_task.await;
-        drop(stop_rx);
         running.stop().await;
     }
+}
+
+/// Resolves once `stop` turns true.
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Worker threads: `[runtime] worker_threads`, else one per core.
+fn worker_count(config: &Config) -> usize {
+    config
+        .runtime
+        .worker_threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1)
+}
+
+/// What every route is built with.
+struct RouteContext<'a> {
+    config: &'a Config,
+    issuers: &'a [String],
+    shared: &'a Arc<Shared>,
+    audit: &'a AuditHandle,
+    /// The observers of every route (the call metrics, extra ones).
+    observers: &'a [Arc<dyn CallObserver>],
+    workers: usize,
+}
+
+/// The front: admission, and one route per `[[servers]]` entry with its
+/// RFC 9728 metadata document.
+fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, GatewayError> {
+    let mut routes = HashMap::new();
+    let mut metadata = HashMap::new();
+    for server in &config.servers {
+        let route = route(server, cx)?;
+        if let Some(resource) = &route.resource {
+            let doc = Bytes::copy_from_slice(resource.metadata_json());
+            metadata.insert(Box::from(resource.metadata_path()), doc);
+        }
+        routes.insert(
+            format!("/mcp/{}", server.name.as_str()).into_boxed_str(),
+            Arc::new(route),
+        );
+    }
+    let base = config.public_base_url();
+    let admission = Admission::new(
+        config.limits.max_header_bytes,
+        config.security.allowed_origins.clone(),
+        base.as_deref(),
+    );
+    Ok(Front {
+        admission,
+        routes,
+        metadata,
+    })
+}
+
+fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Route, GatewayError> {
+    let upstream = Upstream::from_config(server, &cx.config.timeouts, cx.workers)?;
+    let resource = ProtectedResource::from_config(cx.config, server, cx.issuers).map_err(auth_err)?;
+    let audit = Arc::new(AuditObserver::new(
+        cx.audit.clone(),
+        RouteAudit::from_config(server, &cx.config.audit),
+    ));
+    let mut observers: Vec<Arc<dyn CallObserver>> = vec![audit.clone()];
+    observers.extend(cx.observers.iter().cloned());
+    Ok(Route::new(RouteParts {
+        name: Arc::from(server.name.as_str()),
+        shared: cx.shared.clone(),
+        upstream,
+        trust: server.header_trust,
+        legacy: server.legacy,
+        resource,
+        audit,
+        strict_audit: cx.audit.durability() == tollgate_audit::Durability::Strict,
+        observers,
+    }))
+}
+
+/// The legacy-session sealing keys: the current key first.
+fn session_keys(loaded: &Loaded) -> Vec<&[u8]> {
+    let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
+    if keys.is_empty() {
+        tracing::warn!("no [sessions] key configured: legacy sessions will not survive a restart or cross replicas");
+    }
+    keys
 }
 
 /// The policy engine of `[policy]`, or `None` when no directory is set.

@@ -1,22 +1,25 @@
 //! Request metrics, registered on an injected Prometheus registry: HTTP
-//! requests here, per-call metrics in `calls`, scrape-time status gauges in
-//! `status`. `docs/metrics.md` lists them all; a test keeps it in sync.
+//! requests here (counted by the `track` layer), scrape-time status gauges
+//! in `status`; per-call metrics are an observer of the call summary in
+//! `tollgate-meter`. `docs/metrics.md` lists them all; a test keeps it in
+//! sync.
 //!
 //! Label values come from configuration (route names) or from bounded enums
 //! (MCP method families, HTTP status codes), so cardinality is bounded: an
 //! unknown route is counted as `other`.
 
-mod calls;
 #[cfg(test)]
 mod doc_sync;
 mod status;
 
-pub(crate) use calls::CallMetrics;
 pub(crate) use status::StatusCollector;
 
 use std::time::Duration;
 
+use http::StatusCode;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry};
+
+use crate::CallLabels;
 
 /// Label for traffic that matched no configured route.
 pub(crate) const OTHER: &str = "other";
@@ -27,7 +30,6 @@ pub struct Metrics {
     requests: IntCounterVec,
     duration: HistogramVec,
     in_flight: IntGauge,
-    upstream_errors: IntCounterVec,
 }
 
 /// Buckets for request durations, in seconds: 100 µs to 60 s.
@@ -61,36 +63,23 @@ impl Metrics {
             "tollgate_requests_in_flight",
             "Requests whose response has not finished.",
         )?;
-        let upstream_errors = IntCounterVec::new(
-            Opts::new(
-                "tollgate_upstream_errors_total",
-                "Upstream failures by route and kind (unavailable, timeout).",
-            ),
-            &["route", "kind"],
-        )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(in_flight.clone()))?;
-        registry.register(Box::new(upstream_errors.clone()))?;
         Ok(Metrics {
             requests,
             duration,
             in_flight,
-            upstream_errors,
         })
     }
 
-    /// Record a finished request.
-    pub fn finished(&self, route: &str, method: &str, status: &str, elapsed: Duration) {
-        self.requests.with_label_values(&[route, method, status]).inc();
+    /// Record a finished request; one that matched no route is `other`.
+    pub(crate) fn finished(&self, labels: Option<&CallLabels>, status: StatusCode, elapsed: Duration) {
+        let (route, method) = labels.map_or((OTHER, OTHER), |l| (&*l.route, l.method.as_str()));
+        self.requests.with_label_values(&[route, method, status.as_str()]).inc();
         self.duration
             .with_label_values(&[route, method])
             .observe(elapsed.as_secs_f64());
-    }
-
-    /// Count an upstream failure.
-    pub fn upstream_error(&self, route: &str, kind: &str) {
-        self.upstream_errors.with_label_values(&[route, kind]).inc();
     }
 
     /// The in-flight gauge.

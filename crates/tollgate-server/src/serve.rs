@@ -1,10 +1,13 @@
 //! The serve loop: accept connections on a bound listener, serve HTTP/1.1
 //! and h2 with hyper, and drain on shutdown within a grace period.
 
+use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use axum::Router;
+use axum::body::Body;
+use axum::response::Response;
 use http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -12,16 +15,18 @@ use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tower::ServiceExt;
+use tower::{Service, ServiceExt as _};
 
-use crate::handler::ClientAddr;
+/// The peer address of the connection a request came on.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub SocketAddr);
 
 /// Connection-level settings.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeOptions {
     /// Largest request head accepted by the HTTP/1 parser and h2 header
-    /// list. The exact limit with a JSON-RPC 431 body is enforced by the
-    /// router; this is the hard stop below it.
+    /// list. The exact limit with a JSON-RPC 431 body is enforced by
+    /// admission; this is the hard stop below it.
     pub max_header_bytes: usize,
     /// Time a client has to send its request headers.
     pub header_read_timeout: Duration,
@@ -29,10 +34,14 @@ pub struct ServeOptions {
     pub grace: Duration,
 }
 
-/// Serve `router` on `listener` until `shutdown` completes, then stop
+/// Serve `service` on `listener` until `shutdown` completes, then stop
 /// accepting, let in-flight requests and streams finish for up to
 /// `opts.grace`, and return.
-pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, shutdown: impl Future<Output = ()>) {
+pub async fn serve<S>(listener: TcpListener, service: S, opts: ServeOptions, shutdown: impl Future<Output = ()>)
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
     let builder = builder(&opts);
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
@@ -52,11 +61,14 @@ pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, sh
         };
         let _ = stream.set_nodelay(true);
         // Each request learns the peer address (policies' `client_ip`).
-        let service = TowerToHyperService::new(router.clone().map_request(move |mut req: Request<Incoming>| {
+        let service = service.clone().map_request(move |req: Request<Incoming>| {
+            let mut req = req.map(Body::new);
             req.extensions_mut().insert(ClientAddr(peer));
             req
-        }));
-        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
+        });
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
@@ -73,7 +85,7 @@ pub async fn serve(listener: TcpListener, router: Router, opts: ServeOptions, sh
 
 fn builder(opts: &ServeOptions) -> Builder<TokioExecutor> {
     let mut builder = Builder::new(TokioExecutor::new());
-    // Twice the configured limit plus slack: the router answers with a
+    // Twice the configured limit plus slack: admission answers with a
     // JSON-RPC 431 below this; hyper cuts off anything larger.
     let hard_limit = opts.max_header_bytes.saturating_mul(2).max(16 * 1024) + 8 * 1024;
     builder

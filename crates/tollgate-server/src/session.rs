@@ -4,8 +4,10 @@
 //! hands out its own id instead: AES-256-GCM over (expiry, route, principal
 //! subject, upstream session id) under a key from configuration. Any replica
 //! holding the key can route the session; nothing is stored. The key is
-//! prepared once at start: no key derivation happens per request.
+//! prepared once at start: no key derivation happens per request. Expiry
+//! is read from a [`Clock`], the system clock unless a test injects one.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
@@ -41,11 +43,28 @@ pub enum SessionError {
     Foreign,
 }
 
+/// Where a [`Sealer`] reads the time.
+pub trait Clock: Send + Sync {
+    /// Seconds since the Unix epoch.
+    fn now_secs(&self) -> u64;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_secs(&self) -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
+}
+
 /// Seals and unseals session ids.
 pub struct Sealer {
     keys: Vec<LessSafeKey>,
     rng: SystemRandom,
     ttl: Duration,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -65,6 +84,19 @@ impl Sealer {
     ///
     /// When a key is not 32 bytes or the random generator fails.
     pub fn new(keys: &[&[u8]], ttl: Duration) -> Result<Sealer, aws_lc_rs::error::Unspecified> {
+        Sealer::with_clock(keys, ttl, Arc::new(SystemClock))
+    }
+
+    /// [`Sealer::new`] reading the time from `clock`.
+    ///
+    /// # Errors
+    ///
+    /// When a key is not 32 bytes or the random generator fails.
+    pub fn with_clock(
+        keys: &[&[u8]],
+        ttl: Duration,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Sealer, aws_lc_rs::error::Unspecified> {
         let rng = SystemRandom::new();
         let mut prepared = Vec::with_capacity(keys.len().max(1));
         for k in keys {
@@ -79,6 +111,7 @@ impl Sealer {
             keys: prepared,
             rng,
             ttl,
+            clock,
         })
     }
 
@@ -88,7 +121,7 @@ impl Sealer {
     ///
     /// When the random generator or the cipher fails.
     pub fn seal(&self, claims: &SessionClaims) -> Result<String, aws_lc_rs::error::Unspecified> {
-        let expiry = now_secs().saturating_add(self.ttl.as_secs());
+        let expiry = self.clock.now_secs().saturating_add(self.ttl.as_secs());
         let mut data = Vec::with_capacity(48 + claims.upstream_id.len() + claims.route.len());
         data.extend_from_slice(&expiry.to_be_bytes());
         push_field(&mut data, &claims.route)?;
@@ -127,7 +160,7 @@ impl Sealer {
             })
             .ok_or(SessionError::Invalid)?;
         let claims = parse_plain(&plain).ok_or(SessionError::Invalid)?;
-        if claims.0 < now_secs() {
+        if claims.0 < self.clock.now_secs() {
             return Err(SessionError::Expired);
         }
         let claims = claims.1;
@@ -168,12 +201,10 @@ fn parse_plain(plain: &[u8]) -> Option<(u64, SessionClaims)> {
     ))
 }
 
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use super::*;
 
     fn claims(route: &str) -> SessionClaims {
@@ -195,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_forged_tampered_and_expired_ids() {
+    fn refuses_forged_and_tampered_ids() {
         let s = Sealer::new(&[&[7u8; 32]], Duration::from_secs(60)).unwrap();
         let id = s.seal(&claims("a")).unwrap();
         let mut tampered = id.clone().into_bytes();
@@ -207,10 +238,26 @@ mod tests {
         assert_eq!(s.unseal("tg1.", "a", "alice"), Err(SessionError::Invalid));
         let other = Sealer::new(&[&[8u8; 32]], Duration::from_secs(60)).unwrap();
         assert_eq!(other.unseal(&id, "a", "alice"), Err(SessionError::Invalid));
-        let expired = Sealer::new(&[&[7u8; 32]], Duration::ZERO).unwrap();
-        let old = expired.seal(&claims("a")).unwrap();
-        std::thread::sleep(Duration::from_millis(1100));
-        assert_eq!(expired.unseal(&old, "a", "alice"), Err(SessionError::Expired));
+    }
+
+    /// A clock the test moves by hand.
+    struct Manual(AtomicU64);
+
+    impl Clock for Manual {
+        fn now_secs(&self) -> u64 {
+            self.0.load(Ordering::Relaxed)
+        }
+    }
+
+    #[test]
+    fn ids_expire_after_their_ttl_on_the_injected_clock() {
+        let clock = Arc::new(Manual(AtomicU64::new(1_000)));
+        let s = Sealer::with_clock(&[&[7u8; 32]], Duration::from_secs(60), clock.clone()).unwrap();
+        let id = s.seal(&claims("a")).unwrap();
+        clock.0.store(1_060, Ordering::Relaxed);
+        assert!(s.unseal(&id, "a", "alice").is_ok(), "valid through its last second");
+        clock.0.store(1_061, Ordering::Relaxed);
+        assert_eq!(s.unseal(&id, "a", "alice"), Err(SessionError::Expired));
     }
 
     #[test]

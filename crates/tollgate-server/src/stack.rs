@@ -1,70 +1,75 @@
-//! The public router and its layer stack, defined once, in reading order.
+//! The public service and its layers, defined once, in reading order
+//! (outermost first).
 
-use std::any::Any;
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use axum::Router;
-use axum::error_handling::HandleErrorLayer;
-use axum::middleware::from_fn_with_state;
+use axum::body::Body;
 use axum::response::Response;
-use axum::routing::{any, get};
-use bytes::Bytes;
-use http::header::CONTENT_TYPE;
+use futures_util::FutureExt as _;
+use http::Request;
+use tollgate_config::Limits;
 use tollgate_core::ErrorKind;
-use tower::ServiceBuilder;
-use tower::limit::GlobalConcurrencyLimitLayer;
-use tower::load_shed::LoadShedLayer;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower::{Service, ServiceBuilder};
 
-use crate::guard::{Admission, admit, track};
-use crate::handler::handle;
+use crate::layer::body_limit::{BodyLimit, BodyLimitLayer};
+use crate::layer::request::{RequestLayer, Requests};
+use crate::layer::shed::{Shed, ShedLayer};
+use crate::layer::track::{Track, TrackLayer};
+use crate::metrics::Metrics;
+use crate::phases::Front;
 use crate::rescue::reject;
-use crate::{Shared, Upstream};
 
-/// Build the public router: one route per upstream at `/mcp/{name}`, and
-/// the layers every request passes, outermost first.
-pub(crate) fn build(shared: Arc<Shared>, upstreams: &[Arc<Upstream>], allowed_origins: Arc<[String]>) -> Router {
-    let mut router = Router::new();
-    for up in upstreams {
-        if let Some(resource) = &up.resource {
-            // RFC 9728 metadata, so clients learn where to get a token.
-            let body = Bytes::copy_from_slice(resource.metadata_json());
-            let metadata = move || async move { ([(CONTENT_TYPE, "application/json")], body) };
-            router = router.route(resource.metadata_path(), get(metadata));
-        }
-        let (shared, up) = (shared.clone(), up.clone());
-        let path = format!("/mcp/{}", up.name);
-        router = router.route(&path, any(move |req| handle(shared.clone(), up.clone(), req)));
-    }
-    let router = router.fallback(|| async { reject(ErrorKind::UnknownRoute, "Not found: no MCP server at this path") });
-    let admission = Admission {
-        max_header_bytes: shared.limits.max_header_bytes,
-        allowed_origins,
-    };
-    let layers = ServiceBuilder::new()
-        // A panic in any layer below becomes a JSON-RPC 500, not a dropped connection.
-        .layer(CatchPanicLayer::custom(panic_response))
-        // Every request gets an x-request-id (kept if the client sent one) that is
-        // forwarded upstream and echoed to the client.
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        // Metrics sit outside the limits so that rejected requests are counted.
-        .layer(from_fn_with_state(shared.metrics.clone(), track))
-        // Oversized headers are refused before anything decodes them, and
-        // browsers from other origins get 403 (DNS-rebinding protection).
-        .layer(from_fn_with_state(Arc::new(admission), admit))
+/// The public listener's service.
+pub(crate) type Public = Requests<Track<Shed<BodyLimit<FrontService>>>>;
+
+/// Build the public service around `front`.
+pub(crate) fn build(front: Arc<Front>, metrics: Metrics, limits: &Limits) -> Public {
+    ServiceBuilder::new()
+        // Every request gets an x-request-id, echoed to the client and sent
+        // upstream, and a span naming it, so that every log line of the
+        // request (refusals included) carries it.
+        .layer(RequestLayer)
+        // Metrics sit outside the refusals so that rejected requests count.
+        .layer(TrackLayer::new(metrics))
         // Past the concurrency limit, requests are shed at once with 503
         // instead of queueing behind slow upstreams.
-        .layer(HandleErrorLayer::new(|_: axum::BoxError| async {
-            reject(ErrorKind::Overloaded, "Server overloaded")
-        }))
-        .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::new(shared.limits.max_concurrent_requests));
-    router.layer(layers)
+        .layer(ShedLayer::new(limits.max_concurrent_requests))
+        // A body declared too large is refused before anything reads it;
+        // any other body is bounded while it is read or streamed.
+        .layer(BodyLimitLayer::new(limits.max_body_bytes))
+        // Admission (header size, Origin), routing, then the phases.
+        .service(FrontService(front))
 }
 
-fn panic_response(_: Box<dyn Any + Send + 'static>) -> Response {
-    tracing::error!("request handler panicked");
-    reject(ErrorKind::Internal, "Internal error")
+/// The front as a service; a panic in the request path becomes a JSON-RPC
+/// 500 instead of a dropped connection.
+#[derive(Debug, Clone)]
+pub(crate) struct FrontService(pub(crate) Arc<Front>);
+
+impl Service<Request<Body>> for FrontService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let front = self.0.clone();
+        Box::pin(async move {
+            let answer = AssertUnwindSafe(async move { front.call(req).await })
+                .catch_unwind()
+                .await;
+            Ok(answer.unwrap_or_else(|_| {
+                tracing::error!("request handler panicked");
+                reject(ErrorKind::Internal, "Internal error")
+            }))
+        })
+    }
 }

@@ -1,54 +1,18 @@
-//! Upstream MCP servers: one pooled HTTP client per upstream.
-//!
-//! Built once from configuration at start. The client speaks HTTP/1.1 and
-//! h2 (ALPN over TLS, or prior knowledge when configured), with the
-//! connect timeout applied by the connector; first-byte and idle timeouts
-//! are applied per request by the forwarder.
+//! One upstream MCP server: where it is, how long to wait for it, and its
+//! connections ([`client`]). Built once from configuration at start.
+
+mod client;
+
+pub(crate) use client::{Pooled, SendError};
 
 use std::time::Duration;
 
-use axum::body::Body;
 use http::uri::{Authority, PathAndQuery, Scheme};
 use http::{HeaderValue, Uri};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
-use tollgate_config::{HeaderTrust, Server, Timeouts, UpstreamHttp};
+use tollgate_config::{Server, Timeouts, UpstreamHttp};
 
-/// The HTTP client type used for every upstream.
-pub(crate) type UpstreamClient = Client<HttpsConnector<HttpConnector>, Body>;
-
-/// One configured upstream MCP server.
-#[derive(Debug)]
-pub struct Upstream {
-    /// The route name (`/mcp/{name}`).
-    pub name: String,
-    /// The route name as a cheaply cloned metrics label.
-    pub label: std::sync::Arc<str>,
-    /// Scheme of the upstream URL.
-    pub scheme: Scheme,
-    /// Authority of the upstream URL, also sent as `Host`.
-    pub authority: Authority,
-    /// Path and query of the upstream URL.
-    pub path: PathAndQuery,
-    /// The `Host` header value sent upstream.
-    pub host: HeaderValue,
-    /// How far modern-era headers are trusted.
-    pub trust: HeaderTrust,
-    /// Whether legacy clients are served.
-    pub legacy: bool,
-    /// Timeouts in force.
-    pub timeouts: Timeouts,
-    /// HTTP versions spoken upstream.
-    pub http: UpstreamHttp,
-    /// The route's OAuth protected resource, when callers must authenticate.
-    pub(crate) resource: Option<tollgate_auth::ProtectedResource>,
-    /// The pooled client.
-    pub(crate) client: UpstreamClient,
-    /// What the audit records of this route say about the upstream.
-    pub(crate) audit: tollgate_audit::RouteAudit,
-}
+use client::Client;
 
 /// Why an upstream could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -72,16 +36,35 @@ pub enum UpstreamError {
     },
 }
 
+/// One configured upstream.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    /// `scheme://authority` for connecting.
+    pub(crate) origin: Uri,
+    /// Authority of the upstream URL, also sent as `Host`.
+    pub(crate) authority: Authority,
+    /// The request target sent upstream (origin form).
+    pub(crate) path: Uri,
+    /// The whole upstream URL (HTTP/2 requests carry it).
+    pub(crate) absolute: Uri,
+    /// The `Host` header value sent upstream.
+    pub(crate) host: HeaderValue,
+    /// Timeouts in force.
+    pub(crate) timeouts: Timeouts,
+    /// The connections.
+    pub(crate) client: Client,
+}
+
 impl Upstream {
-    /// Build the upstream and its client from configuration.
+    /// The upstream of `server`, with one connection slot per worker.
     ///
     /// # Errors
     ///
     /// [`UpstreamError`] when the URL or TLS setup is unusable.
-    pub fn from_config(server: &Server, defaults: &Timeouts) -> Result<Upstream, UpstreamError> {
-        let name = server.name.as_str().to_owned();
+    pub(crate) fn from_config(server: &Server, defaults: &Timeouts, workers: usize) -> Result<Upstream, UpstreamError> {
+        let name = server.name.as_str();
         let url_err = |reason: String| UpstreamError::Url {
-            name: name.clone(),
+            name: name.to_owned(),
             reason,
         };
         let uri: Uri = server
@@ -94,40 +77,47 @@ impl Upstream {
         let authority = parts.authority.ok_or_else(|| url_err("no host".into()))?;
         let path = parts.path_and_query.unwrap_or_else(|| PathAndQuery::from_static("/"));
         let host = HeaderValue::from_str(authority.as_str()).map_err(|e| url_err(e.to_string()))?;
+        let origin = origin(scheme.clone(), authority.clone()).map_err(|e| url_err(e.to_string()))?;
+        let absolute = Uri::builder()
+            .scheme(scheme)
+            .authority(authority.clone())
+            .path_and_query(path.clone())
+            .build()
+            .map_err(|e| url_err(e.to_string()))?;
         let timeouts = server.timeouts(defaults);
-        let client = build_client(server.http, timeouts.connect).map_err(|source| UpstreamError::Tls {
-            name: name.clone(),
+        let connector = connector(server.http, timeouts.connect).map_err(|source| UpstreamError::Tls {
+            name: name.to_owned(),
             source,
         })?;
         Ok(Upstream {
-            label: name.as_str().into(),
-            name,
-            scheme,
+            origin,
             authority,
-            path,
+            path: Uri::from(path),
+            absolute,
             host,
-            trust: server.header_trust,
-            legacy: server.legacy,
             timeouts,
-            http: server.http,
-            resource: None,
-            client,
-            audit: tollgate_audit::RouteAudit::from_config(server, &tollgate_config::Audit::default()),
+            client: Client::new(connector, server.http, workers),
         })
     }
 
-    /// The upstream request URI.
-    pub fn uri(&self) -> Uri {
-        let mut parts = http::uri::Parts::default();
-        parts.scheme = Some(self.scheme.clone());
-        parts.authority = Some(self.authority.clone());
-        parts.path_and_query = Some(self.path.clone());
-        // All three parts come from a URI that already parsed.
-        Uri::from_parts(parts).unwrap_or_default()
+    /// The first-byte deadline.
+    pub(crate) fn first_byte(&self) -> Duration {
+        self.timeouts.first_byte
     }
 }
 
-fn build_client(http: UpstreamHttp, connect: Duration) -> Result<UpstreamClient, rustls::Error> {
+fn origin(scheme: Scheme, authority: Authority) -> Result<Uri, http::Error> {
+    Uri::builder()
+        .scheme(scheme)
+        .authority(authority)
+        .path_and_query("/")
+        .build()
+}
+
+fn connector(
+    http: UpstreamHttp,
+    connect: Duration,
+) -> Result<hyper_rustls::HttpsConnector<HttpConnector>, rustls::Error> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_nodelay(true);
@@ -137,16 +127,9 @@ fn build_client(http: UpstreamHttp, connect: Duration) -> Result<UpstreamClient,
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_provider_and_webpki_roots(provider)?
         .https_or_http();
-    let connector = match http {
+    Ok(match http {
         UpstreamHttp::Http1 => builder.enable_http1().wrap_connector(tcp),
         UpstreamHttp::Http2 => builder.enable_http2().wrap_connector(tcp),
         UpstreamHttp::Auto => builder.enable_all_versions().wrap_connector(tcp),
-    };
-    let mut client = Client::builder(TokioExecutor::new());
-    client
-        .pool_idle_timeout(Duration::from_secs(90))
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .http2_only(http == UpstreamHttp::Http2);
-    Ok(client.build(connector))
+    })
 }

@@ -4,24 +4,29 @@
 //! does (so duplicate names fail here too), and described from its
 //! collector: name and labels from the descriptors, which exist even for a
 //! label vector without samples, type from `collect`. The per-call metrics
-//! keep their collectors private to `calls`, so they are described from a
-//! registry of their own after one sample each; a guard counts their
-//! metric fields so that a new one cannot go unnoticed.
+//! (`tollgate-meter`) keep their collectors private, so they are described
+//! from a registry of their own after observing one summary that touches
+//! every one of them; a guard counts their metric families so that a new
+//! one cannot go unnoticed.
 //!
 //! The doc's metric tables are those whose first header cell is `metric`:
 //! `| metric | type | labels | label values | meaning |`, one row per
 //! metric, names and labels in backticks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use prometheus::Registry;
 use prometheus::core::Collector;
 use prometheus::proto::{MetricFamily, MetricType};
 use tollgate_audit::AuditHandle;
-use tollgate_core::McpMethod;
+use tollgate_core::{
+    Answer, CallElement, CallObserver, CallSummary, ErrorKind, Hidden, McpMethod, PolicyVerdict, Stage,
+};
+use tollgate_meter::CallMetrics;
 
-use super::{CallMetrics, Metrics, StatusCollector};
+use super::{Metrics, StatusCollector};
 use crate::services::audit_write_seconds;
 
 const DOC: &str = include_str!("../../../../docs/metrics.md");
@@ -83,9 +88,8 @@ fn registered() -> BTreeMap<String, Described> {
         requests,
         duration,
         in_flight,
-        upstream_errors,
     } = &http;
-    let collectors: [&dyn Collector; 4] = [requests, duration, in_flight, upstream_errors];
+    let collectors: [&dyn Collector; 3] = [requests, duration, in_flight];
     for c in collectors {
         describe(c, &mut out);
     }
@@ -101,29 +105,65 @@ fn registered() -> BTreeMap<String, Described> {
     CallMetrics::register(&registry).expect("call metrics register beside the others");
     let own = Registry::new();
     let calls = CallMetrics::register(&own).expect("call metrics register");
-    calls.operation(
-        "r",
-        tollgate_core::McpMethod::ToolsCall,
-        Some("t"),
-        "ok",
-        Some("team"),
-        Duration::ZERO,
-    );
-    calls.first_byte("r", McpMethod::ToolsCall, Duration::ZERO);
-    calls.transferred("r", McpMethod::ToolsCall, Some("team"), 1, 1);
-    calls.denial("r", "deny", "enforce");
-    calls.hidden("r", 1, "enforce");
+    calls.observe(&every_call_metric());
     let families = own.gather();
     let debug = format!("{calls:?}");
     let fields = debug.matches("MetricVec").count() + debug.matches("Desc {").count();
     assert_eq!(
         families.len(),
         fields,
-        "CallMetrics has {fields} metrics but {} have samples: record the new one above",
+        "CallMetrics has {fields} metrics but {} have samples: make the summary below touch the new one",
         families.len()
     );
     describe_gathered(&families, &mut out);
     out
+}
+
+/// A finished call that touches every per-call metric: a denied tool
+/// call, a hidden list entry, a first byte, bytes both ways, and an
+/// upstream failure.
+fn every_call_metric() -> CallSummary {
+    let denied = PolicyVerdict {
+        allowed: false,
+        enforced: true,
+        reason: "deny",
+        policies: Arc::from([]),
+    };
+    CallSummary {
+        stage: Stage::Complete,
+        request_id: Arc::from("r1"),
+        received: SystemTime::now(),
+        route: Arc::from("r"),
+        client_ip: None,
+        principal: None,
+        era: None,
+        protocol_version: None,
+        family: McpMethod::ToolsCall,
+        elements: vec![CallElement {
+            jsonrpc_id: Some(Box::from("1")),
+            method: "tools/call".into(),
+            family: McpMethod::ToolsCall,
+            name: Some("t".into()),
+            policy: Some(denied),
+            definition: None,
+            rpc_error: None,
+        }],
+        trace_id: None,
+        forwarded: true,
+        bytes_in: 1,
+        answer: Answer {
+            status: 502,
+            error: Some(ErrorKind::UpstreamUnavailable),
+            bytes_out: 1,
+            ttfb: Some(Duration::ZERO),
+            ..Answer::default()
+        },
+        hidden: Some(Hidden {
+            entries: 1,
+            enforced: true,
+        }),
+        payload: None,
+    }
 }
 
 /// The rows of the doc's metric tables.

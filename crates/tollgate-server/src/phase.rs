@@ -1,0 +1,11 @@
+//! The phases of the request path, one module each, in order. The order
+//! itself is written once, in [`crate::phases`].
+
+pub(crate) mod admit;
+pub(crate) mod authenticate;
+pub(crate) mod authorize;
+pub(crate) mod classify;
+pub(crate) mod credential;
+pub(crate) mod forward;
+pub(crate) mod identify;
+pub(crate) mod respond;

@@ -1,0 +1,48 @@
+//! Phase 4, authenticate: who is calling.
+//!
+//! A route that requires authentication has a [`ProtectedResource`]: the
+//! bearer token must be valid for the route's resource URL and carry its
+//! scopes, or the caller gets 401/403 with a `WWW-Authenticate` challenge
+//! pointing at the route's RFC 9728 metadata. The verified principal comes
+//! from the authenticator's cache in the common case. On an open route the
+//! caller is anonymous (`None`).
+
+use std::sync::Arc;
+
+use http::HeaderValue;
+use http::request::Parts;
+use tollgate_auth::{AuthError, ProtectedResource};
+use tollgate_core::{Classify, ErrorKind, Principal};
+
+use crate::rescue::Rejection;
+use crate::route::Route;
+
+/// Authenticate the caller of `route`. `Ok(None)`: the route is open.
+///
+/// # Errors
+///
+/// `unauthenticated` (401), `insufficient_scope` (403), `invalid_request`
+/// (400) or `auth_unavailable` (503), with the route's challenge.
+pub(crate) async fn authenticate(route: &Route, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
+    let (Some(resource), Some(authn)) = (&route.resource, &route.shared.authn) else {
+        return Ok(None);
+    };
+    match resource.authenticate(authn, &parts.headers, parts.uri.query()).await {
+        Ok(principal) => Ok(Some(principal)),
+        Err(e) => Err(refusal(resource, &e)),
+    }
+}
+
+/// The rejection of a refused token: class and challenge from the error,
+/// the reason in the log only.
+pub(crate) fn refusal(resource: &ProtectedResource, err: &AuthError) -> Rejection {
+    tracing::info!(resource = %resource.resource(), reason = %err, "caller refused");
+    let message = match err.kind() {
+        ErrorKind::InsufficientScope => "Forbidden: insufficient scope",
+        ErrorKind::AuthUnavailable => "Authorization server unavailable",
+        ErrorKind::InvalidRequest => "Invalid Request: send the token in the Authorization header only",
+        _ => "Unauthorized",
+    };
+    let challenge = resource.challenge(err).and_then(|c| HeaderValue::from_str(&c).ok());
+    Rejection::new(err.kind(), message).with_challenge(challenge)
+}

@@ -1,0 +1,210 @@
+//! Phase 7, authorize: may this caller make this call?
+//!
+//! Each JSON-RPC request of a POST (every element of a legacy batch) is
+//! decided by the route's Cedar policies from what `identify` found — the
+//! standard headers or the bounded body scan, never a parsed body — plus
+//! the decoded `Mcp-Param-*` headers (2026-07-28 only), the client address,
+//! the era and the tool's annotations as the catalog knows them. A GET
+//! stream or session DELETE is decided as the method `GET` / `DELETE`.
+//!
+//! A denial answers like an unknown name (`policy_denied`, in-band
+//! `-32602`) unless it is for a missing scope (403 `insufficient_scope`
+//! with a challenge, so the client can step up). A batch with a denied
+//! element is not forwarded: each request element gets its own answer. On
+//! a route in observe mode the call goes ahead; the decisions are logged
+//! and reach the call summary either way.
+
+use std::sync::Arc;
+
+use http::HeaderMap;
+use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
+use tollgate_mcp::headers::PARAM_PREFIX;
+use tollgate_mcp::{McpError, Message, MessageKind, decode_header_value};
+use tollgate_policy::{CallRequest, Decision, PolicyEngine};
+
+use crate::facts::Facts;
+use crate::phase::authenticate::refusal;
+use crate::rescue::{ElementRefusal, Rejection};
+use crate::route::Route;
+
+/// The decisions of a request, in message order, and whether they stop it.
+#[derive(Debug, Default)]
+pub(crate) struct Decided {
+    /// Per message (one for a GET stream or DELETE); `None` for a message
+    /// that is not decided (a client's response in a legacy batch).
+    pub(crate) decisions: Vec<Option<Decision>>,
+    /// `Some`: the request stops here.
+    pub(crate) refusal: Option<Rejection>,
+}
+
+/// Decide the identified call of `facts`.
+pub(crate) fn authorize(route: &Route, facts: &Facts, headers: &HeaderMap) -> Decided {
+    let (Some(engine), Some(identified)) = (&route.shared.policy, &facts.identified) else {
+        return Decided::default();
+    };
+    let principal = facts.principal.as_ref().unwrap_or(&route.shared.anonymous);
+    let call = &identified.call;
+    if call.messages.is_empty() {
+        return session(route, engine, principal, facts, identified.family);
+    }
+    let params = match mcp_params(headers) {
+        Ok(p) => p,
+        Err(e) => {
+            let id = call.messages.first().and_then(|m| m.id.clone());
+            return Decided {
+                decisions: Vec::new(),
+                refusal: Some(Rejection::from(e).with_id(id)),
+            };
+        }
+    };
+    let args: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let args = if call.era == Era::Modern { &args[..] } else { &[] };
+    let decisions: Vec<Option<Decision>> = call
+        .messages
+        .iter()
+        .map(|m| {
+            (m.kind != MessageKind::Response).then(|| {
+                let annotations = (m.method == "tools/call")
+                    .then(|| {
+                        m.name
+                            .as_deref()
+                            .and_then(|n| route.shared.catalog.annotations(&route.name, n))
+                    })
+                    .flatten();
+                let req = CallRequest::new(&route.name, &m.method)
+                    .name(m.name.as_deref())
+                    .era(call.era)
+                    .client_ip(facts.arrival.client_ip)
+                    .args(args)
+                    .annotations(annotations);
+                decide(engine, principal, &req)
+            })
+        })
+        .collect();
+    let refusal = refusal_for(route, principal, &call.messages, &decisions);
+    Decided { decisions, refusal }
+}
+
+/// A GET stream or session DELETE, decided as its HTTP method.
+fn session(
+    route: &Route,
+    engine: &PolicyEngine,
+    principal: &Arc<Principal>,
+    facts: &Facts,
+    family: McpMethod,
+) -> Decided {
+    let method = if family == McpMethod::StreamGet {
+        "GET"
+    } else {
+        "DELETE"
+    };
+    let req = CallRequest::new(&route.name, method)
+        .era(Era::Legacy)
+        .client_ip(facts.arrival.client_ip);
+    let decision = decide(engine, principal, &req);
+    let refusal =
+        (!decision.proceeds()).then(|| Rejection::new(ErrorKind::PolicyDenied, "Method not allowed by policy"));
+    Decided {
+        decisions: vec![Some(decision)],
+        refusal,
+    }
+}
+
+fn decide(engine: &PolicyEngine, principal: &Arc<Principal>, req: &CallRequest<'_>) -> Decision {
+    let d = engine.decide(principal, req);
+    if !d.allowed {
+        tracing::info!(
+            subject = %principal.subject,
+            reason = d.reason.as_str(),
+            policies = ?d.determining_policy_ids,
+            enforced = d.enforced,
+            "policy denied call"
+        );
+    }
+    d
+}
+
+/// The refusal when some decision stops the request.
+fn refusal_for(
+    route: &Route,
+    principal: &Principal,
+    messages: &[Message],
+    decisions: &[Option<Decision>],
+) -> Option<Rejection> {
+    let stops = |d: &Option<Decision>| d.as_ref().is_some_and(|d| !d.proceeds());
+    let first = decisions.iter().position(stops)?;
+    if messages.len() > 1 {
+        return Some(batch_refusal(messages, decisions));
+    }
+    let m = &messages[first];
+    if let Some(scopes) = decisions[first].as_ref().and_then(Decision::missing_scopes)
+        && let Some(resource) = &route.resource
+        && route.shared.authn.is_some()
+    {
+        let extra: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        if let Err(e) = resource.check_scopes(principal, &extra) {
+            return Some(refusal(resource, &e).with_id(m.id.clone()));
+        }
+    }
+    Some(Rejection::from(denied(m)).with_id(m.id.clone()))
+}
+
+/// The error for a denied message: what an unknown name would get.
+pub(crate) fn denied(m: &Message) -> McpError {
+    let name = m.name.as_deref().unwrap_or("");
+    let message = match McpMethod::from_name(&m.method) {
+        McpMethod::ToolsCall => format!("Unknown tool: {name}"),
+        McpMethod::PromptsGet => format!("Unknown prompt: {name}"),
+        McpMethod::ResourcesRead => format!("Resource not found: {name}"),
+        _ => "Method not allowed by policy".to_owned(),
+    };
+    McpError::new(ErrorKind::PolicyDenied, message)
+}
+
+/// A batch with a denied element: every request element is answered,
+/// denied ones as unknown names, the others as not forwarded.
+fn batch_refusal(messages: &[Message], decisions: &[Option<Decision>]) -> Rejection {
+    let answers = messages
+        .iter()
+        .zip(decisions)
+        .enumerate()
+        .filter(|(_, (m, _))| m.kind == MessageKind::Request)
+        .map(|(index, (m, d))| {
+            let (kind, message) = match d {
+                Some(d) if !d.proceeds() => (ErrorKind::PolicyDenied, denied(m).message.into()),
+                _ => (
+                    ErrorKind::BatchNotForwarded,
+                    "Batch not forwarded: another element was refused".into(),
+                ),
+            };
+            ElementRefusal {
+                index,
+                id: m.id.clone(),
+                kind,
+                message,
+            }
+        })
+        .collect();
+    Rejection::batch(ErrorKind::PolicyDenied, answers)
+}
+
+/// The decoded `Mcp-Param-*` headers: (lowercase name after the prefix,
+/// value).
+///
+/// # Errors
+///
+/// `header_mismatch` for a value with invalid characters or a bad
+/// `=?base64?…?=` payload.
+fn mcp_params(headers: &HeaderMap) -> Result<Vec<(String, String)>, McpError> {
+    let mut out = Vec::new();
+    for (name, value) in headers {
+        let Some(arg) = name.as_str().strip_prefix(PARAM_PREFIX) else {
+            continue;
+        };
+        let text = value
+            .to_str()
+            .map_err(|_| McpError::header(format!("Header mismatch: {name} has invalid characters")))?;
+        out.push((arg.to_owned(), decode_header_value(text.trim())?));
+    }
+    Ok(out)
+}

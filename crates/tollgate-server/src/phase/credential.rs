@@ -1,0 +1,81 @@
+//! Phase 9, credential: what the upstream gets instead of the caller's
+//! token, and which upstream session the call belongs to.
+//!
+//! The caller's `Authorization` never leaves the gateway (`forward` drops
+//! it); the credential broker's credential for this upstream, if any, takes
+//! its place. A legacy call's sealed session id is opened here: forged,
+//! expired or another principal's ids answer 404 so the client starts a new
+//! session. 2026-07-28 calls carry no session.
+
+use std::sync::Arc;
+
+use http::HeaderValue;
+use http::request::Parts;
+use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
+use tollgate_core::{Classify, Era, ErrorKind, Principal};
+use tollgate_mcp::headers::SESSION_ID;
+
+use crate::facts::Facts;
+use crate::rescue::Rejection;
+use crate::route::Route;
+use crate::session::SessionError;
+
+/// What goes upstream in place of the caller's credentials.
+#[derive(Debug, Default)]
+pub(crate) struct Outbound {
+    /// The upstream's own session id (legacy calls with a session).
+    pub(crate) session: Option<HeaderValue>,
+    /// The brokered credential.
+    pub(crate) credential: Option<UpstreamCredential>,
+}
+
+/// Open the session and get the upstream credential.
+///
+/// # Errors
+///
+/// `session_not_found` (404) for a session id that does not open; the
+/// broker's class (502, 503) when the credential is unavailable.
+pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> Result<Outbound, Rejection> {
+    let id = facts.messages().first().and_then(|m| m.id.clone());
+    let legacy = facts.identified.as_ref().is_some_and(|i| i.call.era == Era::Legacy);
+    let session = if legacy {
+        unseal(route, parts, facts.principal.as_ref()).map_err(|r| r.with_id(id.clone()))?
+    } else {
+        None
+    };
+    let token = bearer_token(&parts.headers, None).ok();
+    let caller = match (token, &facts.principal) {
+        (Some(token), Some(principal)) => Some(Caller { token, principal }),
+        _ => None,
+    };
+    let credential = route.shared.broker.credential(&route.name, caller).await.map_err(|e| {
+        tracing::warn!(error = %e, "upstream credential unavailable");
+        Rejection::new(e.kind(), "Upstream credential unavailable").with_id(id)
+    })?;
+    Ok(Outbound { session, credential })
+}
+
+/// The subject sessions are bound to (empty on an open route).
+pub(crate) fn subject(principal: Option<&Arc<Principal>>) -> &str {
+    principal.map_or("", |p| p.subject.as_str())
+}
+
+/// The upstream session id behind the client's sealed one.
+fn unseal(route: &Route, parts: &Parts, principal: Option<&Arc<Principal>>) -> Result<Option<HeaderValue>, Rejection> {
+    let Some(sealed) = parts.headers.get(SESSION_ID) else {
+        return Ok(None);
+    };
+    let not_found = |why: SessionError| {
+        tracing::debug!(reason = %why, "session refused");
+        Rejection::new(ErrorKind::SessionNotFound, "Session not found")
+    };
+    let sealed = sealed.to_str().map_err(|_| not_found(SessionError::Invalid))?;
+    let claims = route
+        .shared
+        .sealer
+        .unseal(sealed.trim(), &route.name, subject(principal))
+        .map_err(not_found)?;
+    HeaderValue::from_str(&claims.upstream_id)
+        .map(Some)
+        .map_err(|_| not_found(SessionError::Invalid))
+}

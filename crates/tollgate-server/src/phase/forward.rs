@@ -1,0 +1,164 @@
+//! Phase 10, forward: send the call upstream and take the answer's head.
+//!
+//! In strict audit durability the call's `forwarding` record is made
+//! durable first ([`durable`]); the gateway refuses the call rather than
+//! forward it unrecorded. The request goes out with its body as received
+//! (or as the bytes already scanned), the upstream's `Host`, the brokered
+//! credential instead of the caller's token, the upstream session id, and
+//! the client span's `traceparent`. Hop-by-hop headers are dropped both
+//! ways. The answer's body is not read here: it streams to the client.
+
+use axum::body::Body;
+use axum::response::Response;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::request::Parts;
+use http::{Request, Version};
+use tokio::time::timeout;
+use tollgate_core::ErrorKind;
+use tollgate_mcp::headers::SESSION_ID;
+
+use crate::body::IdleBody;
+use crate::facts::{Facts, Forwarded};
+use crate::phase::credential::Outbound;
+use crate::phase::identify::is_too_large;
+use crate::rescue::Rejection;
+use crate::route::Route;
+use crate::summary;
+use crate::upstream::SendError;
+
+/// Headers that describe one connection, never forwarded (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+];
+
+/// Strict durability: the call's `forwarding` record must be on disk.
+///
+/// # Errors
+///
+/// `audit_unavailable` (503) when it could not be made durable.
+pub(crate) async fn durable(route: &Route, facts: &Facts) -> Result<(), Rejection> {
+    if !route.strict_audit {
+        return Ok(());
+    }
+    let intent = summary::intent(route, facts);
+    route.audit.before_forwarding(&intent).await.map_err(|e| {
+        tracing::error!(error = %e, "audit record not durable: call refused");
+        let id = facts.messages().first().and_then(|m| m.id.clone());
+        Rejection::new(ErrorKind::AuditUnavailable, "Audit trail unavailable").with_id(id)
+    })
+}
+
+/// Send the call upstream; the answer's head, or why there is none.
+pub(crate) async fn forward(
+    route: &Route,
+    facts: &Facts,
+    parts: Parts,
+    body: Body,
+    outbound: Outbound,
+) -> (Forwarded, Result<Response, Rejection>) {
+    let span = facts.span.as_ref().map(|s| s.client_span(&route.upstream.authority));
+    let mut headers = parts.headers;
+    match span.as_ref().and_then(|s| s.traceparent()) {
+        Some(tp) => headers.insert("traceparent", tp.header_value()),
+        None => headers.remove("traceparent"),
+    };
+    let req = upstream_request(route, parts.method, headers, body, outbound);
+    let up = &route.upstream;
+    let sent = timeout(up.first_byte(), up.client.send(&up.origin, &up.absolute, req)).await;
+    let ttfb = Some(facts.arrival.start.elapsed());
+    let id = facts.messages().first().and_then(|m| m.id.clone());
+    let answer = match sent {
+        Err(_) => Err(Rejection::new(ErrorKind::UpstreamTimeout, "Upstream timed out")),
+        Ok(Err(e)) => Err(send_failure(&e)),
+        Ok(Ok(res)) => Ok(downstream(res, up.timeouts.idle)),
+    };
+    let ttfb = answer.as_ref().ok().and(ttfb);
+    (Forwarded { ttfb, span }, answer.map_err(|r| r.with_id(id)))
+}
+
+/// The upstream request: same method and body, the upstream's target and
+/// `Host`, the client's headers minus hop-by-hop, `Authorization` and
+/// `Expect`, with the brokered credential and the upstream session.
+fn upstream_request(
+    route: &Route,
+    method: http::Method,
+    mut headers: HeaderMap,
+    body: Body,
+    out: Outbound,
+) -> Request<Body> {
+    strip_hop_by_hop(&mut headers);
+    headers.remove(header::AUTHORIZATION);
+    if let Some(c) = out.credential {
+        headers.insert(c.name, c.value);
+    }
+    headers.remove(header::EXPECT);
+    headers.insert(header::HOST, route.upstream.host.clone());
+    match out.session {
+        Some(id) => headers.insert(SESSION_ID, id),
+        None => headers.remove(SESSION_ID),
+    };
+    let mut req = Request::new(body);
+    *req.method_mut() = method;
+    *req.uri_mut() = route.upstream.path.clone();
+    *req.headers_mut() = headers;
+    req
+}
+
+/// The upstream's answer as it goes to the client: hop-by-hop headers
+/// dropped, SSE marked unbuffered, the body under the idle deadline.
+fn downstream(res: http::Response<crate::upstream::Pooled>, idle: std::time::Duration) -> Response {
+    let (mut parts, body) = res.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    let sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if sse {
+        parts.headers.insert(
+            HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        );
+    }
+    parts.version = Version::HTTP_11;
+    Response::from_parts(parts, Body::new(IdleBody::new(body, idle)))
+}
+
+/// The rejection for a failed upstream call.
+fn send_failure(e: &SendError) -> Rejection {
+    if is_too_large(e) {
+        return Rejection::new(ErrorKind::BodyTooLarge, "Request body too large");
+    }
+    tracing::warn!(error = %e, source = ?std::error::Error::source(e), "upstream request failed");
+    if matches!(e, SendError::Connect(_)) && e.is_timeout() {
+        Rejection::new(ErrorKind::UpstreamTimeout, "Upstream timed out")
+    } else {
+        Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream unavailable")
+    }
+}
+
+/// Remove hop-by-hop headers, including those the `Connection` header names.
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    if headers.contains_key(header::CONNECTION) {
+        let named: Vec<HeaderName> = headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+            .collect();
+        for name in &named {
+            headers.remove(name);
+        }
+    }
+    for name in &HOP_BY_HOP {
+        headers.remove(name);
+    }
+    headers.remove(header::UPGRADE);
+}

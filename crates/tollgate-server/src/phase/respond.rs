@@ -1,0 +1,113 @@
+//! Phase 11, respond: the answer on its way to the client.
+//!
+//! A list answer is filtered to what the caller may use (`lists`); a legacy
+//! upstream's session id is sealed (and never shown to the client); then
+//! the body is metered as it streams, and when it ends the call's facts
+//! become its summary (`summary`). A refusal from any phase leaves through
+//! [`refuse`]: rendered by the one error map, then metered and summarised
+//! like any answer.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::HeaderValue;
+use http::header::CONTENT_TYPE;
+use tollgate_core::{Era, ErrorKind, McpMethod};
+use tollgate_mcp::headers::SESSION_ID;
+
+use crate::facts::Facts;
+use crate::lists;
+use crate::metered::{Completion, MeteredBody};
+use crate::phase::credential::subject;
+use crate::rescue::{Rejection, render};
+use crate::route::Route;
+use crate::session::SessionClaims;
+use crate::{CallLabels, TEE_BYTES};
+
+/// Answer with the upstream's response `res`.
+pub(crate) async fn respond(route: &Arc<Route>, facts: Facts, res: Response) -> Response {
+    let (res, hidden) = match lists::filter(route, &facts, res).await {
+        Ok(filtered) => filtered,
+        Err(rejection) => return refuse(route, facts, rejection),
+    };
+    let facts = facts.filtered(hidden);
+    match seal(route, &facts, res) {
+        Ok(res) => metered(route, facts, res, None),
+        Err(rejection) => refuse(route, facts, rejection),
+    }
+}
+
+/// Answer with a refusal.
+pub(crate) fn refuse(route: &Arc<Route>, facts: Facts, rejection: Rejection) -> Response {
+    // A single message's id is echoed; a batch's refusal answers each
+    // element, or carries a null id.
+    let id = match facts.messages() {
+        [one] => one.id.clone(),
+        _ => None,
+    };
+    let rejection = rejection.with_id(id);
+    let res = render(&rejection);
+    metered(route, facts, res, Some(rejection))
+}
+
+/// Seal the upstream's session id (legacy) or drop it (modern).
+fn seal(route: &Route, facts: &Facts, mut res: Response) -> Result<Response, Rejection> {
+    let Some(upstream_id) = res.headers_mut().remove(SESSION_ID) else {
+        return Ok(res);
+    };
+    if facts.identified.as_ref().is_none_or(|i| i.call.era != Era::Legacy) {
+        return Ok(res);
+    }
+    let invalid = || Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id");
+    let upstream_id = upstream_id.to_str().map_err(|_| invalid())?;
+    let claims = SessionClaims {
+        route: route.name.to_string(),
+        subject: subject(facts.principal.as_ref()).to_owned(),
+        upstream_id: upstream_id.to_owned(),
+    };
+    let sealed = route
+        .shared
+        .sealer
+        .seal(&claims)
+        .ok()
+        .and_then(|s| HeaderValue::from_str(&s).ok())
+        .ok_or_else(|| Rejection::new(ErrorKind::Internal, "Internal error"))?;
+    res.headers_mut().insert(SESSION_ID, sealed);
+    Ok(res)
+}
+
+/// Meter the response body; the call finishes when it ends.
+fn metered(route: &Arc<Route>, facts: Facts, mut res: Response, rejection: Option<Rejection>) -> Response {
+    let family = facts.family();
+    res.extensions_mut().insert(CallLabels {
+        route: route.name.clone(),
+        method: family,
+    });
+    let sse = res
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let tee = if rejection.is_some() {
+        0
+    } else {
+        tee_limit(route, &facts, family)
+    };
+    let status = res.status().as_u16();
+    let completion = Completion::new(route.clone(), facts, rejection, status, sse, tee);
+    res.map(|body| Body::new(MeteredBody::new(body, completion)))
+}
+
+/// How much of an upstream answer to keep aside: enough for its error
+/// codes, a whole unfiltered `tools/list` for the catalog, or the captured
+/// result.
+fn tee_limit(route: &Route, facts: &Facts, family: McpMethod) -> usize {
+    let mut limit = TEE_BYTES;
+    if crate::learn::wants_whole_answer(route, facts, family) {
+        limit = limit.max(crate::learn::MAX_ANSWER_BYTES);
+    }
+    if facts.body.captured.is_some() && route.captures_results() {
+        limit = limit.max(route.capture_limit());
+    }
+    limit
+}
