@@ -17,6 +17,11 @@ Arms:
   Cf  Tollgate, full pipeline: verify + bearer JWT (dev issuer, token
       cache) + scope + Cedar decision over 100 policies + audit (batch),
       own process; the load carries `Authorization: Bearer <token>`
+  Al  tools/list direct to the stub (a 4 KiB answer of 12 tools)
+  Bl  tools/list through nginx
+  Cl  tools/list through Tollgate, verify route without policies, same
+      process as Cu/Cv (the catalog learns the answer once per change)
+Every arm sends a 1 KiB `tools/call` except Al, Bl and Cl (`tools/list`).
 
 Settings come from the environment; see bench/README.md.
 
@@ -48,7 +53,8 @@ from procs import Procs, port_free, render, wait_port, wait_ready  # noqa: E402
 from procstat import Meter, children_of, proc_status, thread_cpu  # noqa: E402
 from rawhttp import idle_memory, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
-    ARM_HEADERS, ARMS, FULL_ROUTE, LIB, PORTS, RESULTS, ROOT, S, SSE_ARMS, TICK, TOOLS, WORK, count_sent, log,
+    ARM_BY_NAME, ARM_HEADERS, ARMS, FULL_ROUTE, LIB, LIST_BODY, PORTS, REQUESTS, RESULTS, ROOT, S, SSE_ARMS, TICK,
+    TOOLS, WORK, arm_headers, count_sent, log, stub_list_body,
 )
 from sse_client import SseClient, sse_round  # noqa: E402
 
@@ -89,7 +95,10 @@ def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool) -> dict:
             "python": platform.python_version(),
         },
         "settings": S,
-        "arms": {name: desc for name, _, _, desc in ARMS},
+        "arms": {a.name: a.desc for a in ARMS},
+        "arm_methods": {a.name: REQUESTS[a.request].method for a in ARMS},
+        "list": {"request_bytes": len(LIST_BODY), "answer_bytes": len(stub_list_body()),
+                 "tools": stub_list_body().count('"inputSchema"')},
         "throughput": [],
         "fixed_rate": [],
         "idle": [],
@@ -142,7 +151,8 @@ def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[st
     if len(stub_worker) != 1 or len(proxy_worker) != 1:
         raise RuntimeError(f"expected one nginx worker each, got {stub_worker} and {proxy_worker}")
     gw, gwa, gwf = p["gw"].pid, p["gwa"].pid, p["gwf"].pid
-    serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw, "Cv": gw, "Ca": gwa, "Cf": gwf}
+    serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw, "Cv": gw, "Ca": gwa, "Cf": gwf,
+               "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw}
     meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw, "sse": p["sse"].pid,
                   "tollgate_audit": gwa, "tollgate_full": gwf}
     rss_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw,
@@ -150,13 +160,14 @@ def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[st
     return serving, meter_pids, rss_pids
 
 
-def check_arms(body: bytes) -> None:
+def check_arms(bodies: dict[str, bytes]) -> None:
     """One request through every arm and every SSE arm before any load."""
-    for name, port, path, _ in ARMS:
-        sanity_check(name, port, path, body, extra=ARM_HEADERS.get(name))
-        count_sent(name, 1)
+    for arm in ARMS:
+        sanity_check(arm.name, arm.port, arm.path, bodies[arm.request], headers=arm_headers(arm),
+                     result_key=REQUESTS[arm.request].result_key)
+        count_sent(arm.name, 1)
     for name, port, path, _ in SSE_ARMS:
-        sanity_check(f"sse-{name}", port, path, body, sse=True)
+        sanity_check(f"sse-{name}", port, path, bodies["call"], sse=True)
 
 
 def noise_note(m: Meter) -> str:
@@ -165,7 +176,7 @@ def noise_note(m: Meter) -> str:
 
 def throughput_round(doc: dict, r: int, meter_pids: dict[str, int], luas: dict[str, Path]) -> None:
     """One round of wrk at saturation, every arm, each after its warmup."""
-    for name, port, path, _ in ARMS:
+    for name, port, path, _, _ in ARMS:
         url = f"http://127.0.0.1:{port}{path}"
         if S["warmup_seconds"] > 0:
             count_sent(name, run_wrk(url, S["warmup_seconds"], luas[name])["requests"])
@@ -178,12 +189,12 @@ def throughput_round(doc: dict, r: int, meter_pids: dict[str, int], luas: dict[s
             f"{'  ERRORS ' + str(res['errors']) if res['errors'] else ''}")
 
 
-def fixed_rate_round(doc: dict, r: int, meter_pids: dict[str, int], body_path: Path) -> None:
+def fixed_rate_round(doc: dict, r: int, meter_pids: dict[str, int], body_paths: dict[str, Path]) -> None:
     """One round of oha at the fixed rate, every arm."""
-    for name, port, path, _ in ARMS:
-        url = f"http://127.0.0.1:{port}{path}"
+    for arm in ARMS:
+        name, url = arm.name, f"http://127.0.0.1:{arm.port}{arm.path}"
         with Meter(meter_pids) as m:
-            res = run_oha(url, S["seconds"], body_path, ARM_HEADERS.get(name))
+            res = run_oha(url, S["seconds"], body_paths[arm.request], arm_headers(arm))
         count_sent(name, res["requests"])
         doc["fixed_rate"].append({"arm": name, "round": r, **res, **m.result})
         bad = sum(v for k, v in res["status"].items() if k != "200") + sum(res["errors"].values())
@@ -193,11 +204,11 @@ def fixed_rate_round(doc: dict, r: int, meter_pids: dict[str, int], body_path: P
 
 
 def load_rounds(doc: dict, procs: Procs, meter_pids: dict[str, int], rss_pids: dict[str, int],
-                luas: dict[str, Path], body_path: Path) -> None:
+                luas: dict[str, Path], body_paths: dict[str, Path]) -> None:
     """Interleaved rounds: throughput then fixed rate, every arm."""
     for r in range(1, S["rounds"] + 1):
         throughput_round(doc, r, meter_pids, luas)
-        fixed_rate_round(doc, r, meter_pids, body_path)
+        fixed_rate_round(doc, r, meter_pids, body_paths)
         procs.check()
         for key, pid in rss_pids.items():
             doc.setdefault("rss_after_rounds_kib", {})[key] = proc_status(pid)
@@ -222,23 +233,25 @@ def sse_rounds(doc: dict, procs: Procs, meter_pids: dict[str, int], body: bytes)
     procs.check()
 
 
-def measure(doc: dict, procs: Procs, body: bytes, body_path: Path, lua: Path) -> None:
+def measure(doc: dict, procs: Procs, bodies: dict[str, bytes], body_paths: dict[str, Path]) -> None:
     """Every phase that needs the server side running, in order."""
     p = start_servers(procs, doc)
-    luas = {name: wrk_lua(body_path, f"post-{name}", ARM_HEADERS[name]) if name in ARM_HEADERS else lua
-            for name, _, _, _ in ARMS}
+    # After start_servers: Cf's headers include the token minted there.
+    luas = {a.name: wrk_lua(body_paths[a.request], f"post-{a.name}", arm_headers(a)) for a in ARMS}
     serving, meter_pids, rss_pids = server_pids(p)
     doc["baseline_rss_kib"] = {k: proc_status(pid)["VmRSS"] for k, pid in rss_pids.items()}
-    check_arms(body)
+    check_arms(bodies)
     log(f"all arms answer 200; idle RSS: {doc['baseline_rss_kib']} KiB")
 
     # Memory per idle keep-alive connection (fresh processes, before load).
-    for name, port, path, _ in ARMS[:3]:
-        doc["idle"].append(idle_memory(name, port, path, serving[name], body, S["idle_conns"]))
+    for name in ("A", "B", "Cu"):
+        a = ARM_BY_NAME[name]
+        doc["idle"].append(idle_memory(name, a.port, a.path, serving[name], bodies[a.request], S["idle_conns"],
+                                       arm_headers(a)))
         procs.check()
 
-    load_rounds(doc, procs, meter_pids, rss_pids, luas, body_path)
-    sse_rounds(doc, procs, meter_pids, body)
+    load_rounds(doc, procs, meter_pids, rss_pids, luas, body_paths)
+    sse_rounds(doc, procs, meter_pids, bodies["call"])
     # CPU per thread of each Tollgate process over the whole run: shows
     # the audit writer thread apart from the request path.
     doc["threads"] = {k: thread_cpu(pid) for k, pid in rss_pids.items() if k.startswith("tollgate")}
@@ -289,17 +302,17 @@ def main() -> int:
     sha = git("rev-parse", "HEAD") or "unknown"
     short = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    body = make_body(S["body_bytes"])
-    body_path = WORK / "body.json"
-    body_path.write_bytes(body)
-    lua = wrk_lua(body_path)
+    bodies = {"call": make_body(S["body_bytes"]), "list": LIST_BODY}
+    body_paths = {kind: WORK / f"body-{kind}.json" for kind in bodies}
+    for kind, body in bodies.items():
+        body_paths[kind].write_bytes(body)
     doc = new_doc(started, sha, short, dirty)
 
     procs = Procs()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     try:
-        measure(doc, procs, body, body_path, lua)
+        measure(doc, procs, bodies, body_paths)
     finally:
         procs.stop_all()
 

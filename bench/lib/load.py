@@ -1,7 +1,7 @@
 """The load generators: wrk (closed loop) and oha (fixed rate).
 
 Owns the command lines of both tools, pinned to the client core, the wrk
-Lua script that sends the request body and headers, and the parsing of
+Lua script that sends an arm's request body and headers, and the parsing of
 their output into the per-run records of the result.
 """
 
@@ -12,14 +12,15 @@ import re
 import subprocess
 from pathlib import Path
 
-from settings import MCP_HEADERS, S, TOOLS, WORK
+from settings import S, TOOLS, WORK
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def wrk_lua(body_path: Path, name: str = "post", extra: list[tuple[str, str]] | None = None) -> Path:
+def wrk_lua(body_path: Path, name: str, headers: list[tuple[str, str]]) -> Path:
+    """A wrk script that POSTs the body in body_path with these headers."""
     lua = WORK / f"{name}.lua"
-    head = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in MCP_HEADERS + (extra or []))
+    head = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers)
     lua.write_text(
         f'local f = assert(io.open("{body_path}", "rb"))\n'
         "wrk.body = f:read(\"*a\")\nf:close()\n"
@@ -57,13 +58,13 @@ def parse_wrk(out: str) -> dict:
     }
 
 
-def run_oha(url: str, seconds: float, body_path: Path, extra: list[tuple[str, str]] | None = None) -> dict:
+def run_oha(url: str, seconds: float, body_path: Path, headers: list[tuple[str, str]]) -> dict:
     argv = [
         "taskset", "-c", S["client_cpu"], TOOLS["oha"], "-z", f"{seconds}s",
         "-w", "-q", str(S["rate"]), "--latency-correction", "-c", str(S["rate_conns"]),
         "--no-tui", "--output-format", "json", "-m", "POST", "-D", str(body_path),
     ]
-    for k, v in MCP_HEADERS + (extra or []):
+    for k, v in headers:
         argv += ["-H", f"{k}: {v}"]
     argv.append(url)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30)

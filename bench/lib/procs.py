@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from settings import BENCH, PORTS, S, STUB_BODY, WORK
+from settings import BENCH, PORTS, S, STUB_BODY, WORK, stub_list_body
 
 
 class Procs:
@@ -104,6 +104,8 @@ def wait_ready(port: int, timeout: float = 20.0) -> None:
 def render(template: str, out: Path, extra: dict[str, str] | None = None) -> Path:
     text = (BENCH / "conf" / template).read_text()
     values = {"WORK": str(WORK), "STUB_BODY": STUB_BODY, **{f"PORT_{k}": str(v) for k, v in PORTS.items()}}
+    if "@STUB_LIST_BODY@" in text:
+        values["STUB_LIST_BODY"] = stub_list_body()
     values.update(extra or {})
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)

@@ -35,9 +35,10 @@ def make_body(size: int) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-def raw_request(port: int, path: str, body: bytes, extra: list[tuple[str, str]] | None = None) -> bytes:
+def raw_request(port: int, path: str, body: bytes, headers: list[tuple[str, str]] | None = None) -> bytes:
+    """A POST of body with these headers (default: the tools/call ones)."""
     lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
-    lines += [f"{k}: {v}" for k, v in MCP_HEADERS + (extra or [])]
+    lines += [f"{k}: {v}" for k, v in (MCP_HEADERS if headers is None else headers)]
     lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
@@ -84,18 +85,19 @@ def dechunk(data: bytes) -> bytes:
 
 
 def sanity_check(name: str, port: int, path: str, body: bytes, sse: bool = False,
-                 extra: list[tuple[str, str]] | None = None) -> None:
+                 headers: list[tuple[str, str]] | None = None, result_key: str | None = None) -> None:
     """One request: 200 with the right content type and, for JSON, a
-    JSON-RPC result (a policy denial is a 200 with a JSON-RPC error)."""
+    JSON-RPC result (a policy denial is a 200 with a JSON-RPC error), with
+    a `result_key` list in it when given (`tools` for a tools/list)."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(raw_request(port, path, body, extra))
-        status, headers, payload = read_response(s)
-    ctype = headers.get("content-type", "")
+        s.sendall(raw_request(port, path, body, headers))
+        status, answer, payload = read_response(s)
+    ctype = answer.get("content-type", "")
     want = "text/event-stream" if sse else "application/json"
     if status != 200 or not ctype.startswith(want):
         raise RuntimeError(f"arm {name} ({port}{path}) answered {status} {ctype}: {payload[:400]!r}")
     if not sse:
-        if headers.get("transfer-encoding", "").lower() == "chunked":
+        if answer.get("transfer-encoding", "").lower() == "chunked":
             payload = dechunk(payload)
         try:
             doc = json.loads(payload)
@@ -103,12 +105,16 @@ def sanity_check(name: str, port: int, path: str, body: bytes, sse: bool = False
             raise RuntimeError(f"arm {name} ({port}{path}): the answer is not JSON ({e}): {payload[:400]!r}") from None
         if not isinstance(doc, dict) or "result" not in doc or "error" in doc:
             raise RuntimeError(f"arm {name} ({port}{path}) answered 200 without a JSON-RPC result: {payload[:400]!r}")
+        if result_key and not (isinstance(doc["result"], dict) and isinstance(doc["result"].get(result_key), list)
+                               and doc["result"][result_key]):
+            raise RuntimeError(f"arm {name} ({port}{path}): the result has no `{result_key}` list: {payload[:400]!r}")
 
 
-def idle_memory(name: str, port: int, path: str, pid: int, body: bytes, n: int) -> dict:
+def idle_memory(name: str, port: int, path: str, pid: int, body: bytes, n: int,
+                headers: list[tuple[str, str]] | None = None) -> dict:
     """Open n keep-alive connections, one request each, hold them idle, and
     report the RSS delta of the serving process per connection."""
-    req = raw_request(port, path, body)
+    req = raw_request(port, path, body, headers)
     time.sleep(0.3)
     before = proc_status(pid)["VmRSS"]
     kbefore = sockstat_tcp_mem_kib()

@@ -31,6 +31,7 @@ SECTIONS = (
     tables.targets_table,
     tables.throughput_table,
     tables.latency_table,
+    tables.list_table,
     tables.pipeline_table,
     tables.audit_table,
     tables.sse_table,

@@ -2,17 +2,21 @@
 
 Owns the paths (the bench directory, the work and results directories),
 the settings dict `S` recorded in every result, the tool paths, the ports,
-the arms and their request headers, the run-wide counters that other
-modules update (`ARM_HEADERS`, `SENT`), and `log()`. Every other harness
-module imports from here; this module imports none of them.
+the arms, the MCP requests they send (`REQUESTS`: a `tools/call` or a
+`tools/list`, each with its headers) and the upstream stub's answers, the
+run-wide counters that other modules update (`ARM_HEADERS`, `SENT`), and
+`log()`. Every other harness module imports from here; this module imports
+none of them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 LIB = Path(__file__).resolve().parent
 BENCH = LIB.parent
@@ -74,19 +78,77 @@ MCP_HEADERS = [
     ("Mcp-Method", "tools/call"),
     ("Mcp-Name", "echo"),
 ]
+# A tools/list carries no Mcp-Name.
+LIST_HEADERS = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+    ("MCP-Protocol-Version", "2026-07-28"),
+    ("Mcp-Method", "tools/list"),
+]
+# A modern (2026-07-28) tools/list request: the version in `_meta`, no cursor.
+LIST_BODY = json.dumps({
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/list",
+    "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+}, separators=(",", ":")).encode()
+
+
+class Request(NamedTuple):
+    """An MCP request an arm sends: its JSON-RPC method, its headers (the
+    body is built by rawhttp.make_body for `tools/call`, LIST_BODY for
+    `tools/list`) and the key of the answer's `result` the sanity check
+    expects."""
+    method: str
+    headers: list[tuple[str, str]]
+    result_key: str | None
+
+
+REQUESTS = {
+    "call": Request("tools/call", MCP_HEADERS, None),
+    "list": Request("tools/list", LIST_HEADERS, "tools"),
+}
+
 STUB_BODY = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}'
 
-# The throughput / fixed-rate arms: (name, port, path, description).
+
+def stub_list_body() -> str:
+    """The stub's tools/list answer (bench/conf/stub-tools-list.json, 12
+    tools with descriptions, input schemas and annotations, about 4 KiB
+    compact), as one line for nginx's `return 200 '...'`: a `'`, `\\` or
+    `$` would end the string or start a variable there, so none may occur."""
+    doc = json.loads((BENCH / "conf" / "stub-tools-list.json").read_text())
+    text = json.dumps(doc, separators=(",", ":"))
+    bad = sorted({c for c in text if c in "'\\$"})
+    if bad:
+        raise RuntimeError(f"stub-tools-list.json: characters nginx's return cannot carry: {bad}")
+    return text
+
+
+class Arm(NamedTuple):
+    """A throughput / fixed-rate arm: where it sends, and which request."""
+    name: str
+    port: int
+    path: str
+    desc: str
+    request: str = "call"  # a key of REQUESTS
+
+
 ARMS = [
-    ("A", PORTS["A"], "/mcp", "direct to the upstream stub"),
-    ("B", PORTS["B"], "/mcp/bench", "nginx proxy_pass (keep-alive, proxy_buffering off)"),
-    ("Cu", PORTS["C"], "/mcp/bench", 'Tollgate, header_trust = "upstream" (zero-parse)'),
-    ("Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify" (body scan)'),
-    ("Ca", PORTS["CA"], "/mcp/bench-audit", "Tollgate, verify + audit trail (batch durability)"),
-    ("Cf", PORTS["CF"], "/mcp/bench-full",
-     "Tollgate, full pipeline: verify + bearer JWT (cached) + scope + Cedar (100 policies) + audit (batch)"),
+    Arm("A", PORTS["A"], "/mcp", "direct to the upstream stub"),
+    Arm("B", PORTS["B"], "/mcp/bench", "nginx proxy_pass (keep-alive, proxy_buffering off)"),
+    Arm("Cu", PORTS["C"], "/mcp/bench", 'Tollgate, header_trust = "upstream" (zero-parse)'),
+    Arm("Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify" (body scan)'),
+    Arm("Ca", PORTS["CA"], "/mcp/bench-audit", "Tollgate, verify + audit trail (batch durability)"),
+    Arm("Cf", PORTS["CF"], "/mcp/bench-full",
+        "Tollgate, full pipeline: verify + bearer JWT (cached) + scope + Cedar (100 policies) + audit (batch)"),
+    Arm("Al", PORTS["A"], "/mcp-list", "tools/list direct to the upstream stub (12 tools, 4 KiB answer)", "list"),
+    Arm("Bl", PORTS["B"], "/mcp/bench-list", "tools/list through nginx proxy_pass", "list"),
+    Arm("Cl", PORTS["C"], "/mcp/bench-list",
+        'tools/list through Tollgate, header_trust = "verify", route without policies (same process as Cu/Cv)', "list"),
 ]
-# Headers one arm sends besides MCP_HEADERS (Cf's bearer token, minted at start).
+ARM_BY_NAME = {a.name: a for a in ARMS}
+# Headers one arm sends besides its request's (Cf's bearer token, minted at start).
 ARM_HEADERS: dict[str, list[tuple[str, str]]] = {}
 # Requests sent to each arm over the whole run (sanity checks, warmups,
 # measured runs), to compare with the audit records written.
@@ -103,6 +165,11 @@ SSE_ARMS = [
 
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def arm_headers(arm: Arm) -> list[tuple[str, str]]:
+    """Every header an arm's requests carry besides Host and Content-Length."""
+    return REQUESTS[arm.request].headers + ARM_HEADERS.get(arm.name, [])
 
 
 def count_sent(arm: str, requests: int) -> None:

@@ -1,11 +1,13 @@
 """The summary of a result's measurements: medians over rounds.
 
 Owns the statistics (`pct`, `pick`: the median of per-round values over
-clean rounds) and `summarize_runs`, which turns the raw runs of a result
+clean rounds), which arm each arm is compared with (`direct_of`,
+`nginx_of`: the `tools/list` arms Bl and Cl with Al and Bl, every other arm
+with A and B) and `summarize_runs`, which turns the raw runs of a result
 into per-arm throughput, latency, SSE and idle-memory summaries, the
-pipeline's parts (one arm minus another) and the noise of the run. The
-verdicts against the targets are in targets.py; report.py puts both
-together.
+pipeline's parts (one arm minus another), `tools/list` against
+`tools/call` and the noise of the run. The verdicts against the targets
+are in targets.py; report.py puts both together.
 
 Every headline number is a median over rounds of a per-round comparison
 (PERF.md §3). Rounds in which a run was noisy are left out when at least
@@ -18,9 +20,15 @@ from __future__ import annotations
 import statistics
 
 C_ARMS = ("Cu", "Cv", "Ca", "Cf")
-# Arms compared with Tollgate arms besides A and B: Ca (audit) and Cf (full
-# pipeline) against the pure verify proxy Cv, and Cf against Ca.
-EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca")}
+# The tools/list arms: direct, nginx, Tollgate (route without policies).
+LIST_ARMS = ("Al", "Bl", "Cl")
+# Every Tollgate arm, compared with its direct arm and its nginx arm.
+GATEWAY_ARMS = C_ARMS + ("Cl",)
+# Arms compared with besides the direct and nginx arms: Ca (audit) and Cf
+# (full pipeline) against the pure verify proxy Cv, and Cf against Ca; the
+# direct tools/list against the direct tools/call (how much heavier the
+# list answer is for the stub), Cl against Cv (the same process).
+EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",)}
 # The pipeline's parts, as differences of arms: (name, arm, base, what).
 PARTS = [
     ("audit", "Ca", "Cv", "audit trail (batch)"),
@@ -63,7 +71,22 @@ def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
 
 
 def serving_key(arm: str) -> str:
-    return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full"}.get(arm, "tollgate")
+    return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full",
+            "Al": "stub", "Bl": "nginx"}.get(arm, "tollgate")
+
+
+def direct_of(arm: str) -> str:
+    """The direct arm of the same request: Al for tools/list arms, else A."""
+    return "Al" if arm in LIST_ARMS else "A"
+
+
+def nginx_of(arm: str) -> str:
+    """The nginx arm of the same request: Bl for tools/list arms, else B."""
+    return "Bl" if arm in LIST_ARMS else "B"
+
+
+def is_direct(arm: str) -> bool:
+    return arm == direct_of(arm)
 
 
 def cpu_us(recs: list[dict], key: str) -> float | None:
@@ -100,43 +123,66 @@ def ratio_rows(rounds: dict, arm: str, base: str) -> list[dict]:
     return rows
 
 
+def relative_rows(rounds: dict, num: tuple[str, str], den: tuple[str, str]) -> list[dict]:
+    """(RPS num[0] / num[1]) / (RPS den[0] / den[1]), per round in which all
+    four ran: one ratio against another, both from the same round."""
+    rows = []
+    for r in sorted(rounds):
+        recs = [rounds[r].get(a) for a in (*num, *den)]
+        if all(recs):
+            a, b, c, d = recs
+            rows.append({"round": r, "value": (a["rps"] / b["rps"]) / (c["rps"] / d["rps"]),
+                         "noisy": any(x["noisy"] for x in recs)})
+    return rows
+
+
 def added_rows(rounds: dict, arm: str, base: str, q: str) -> list[dict]:
     """arm's `q` minus base's, per round in which both ran. PERF.md §3: a
-    fixed-rate p99 (`p99_ms`) counts only when A's own p99 that round is
-    below 1 ms."""
+    fixed-rate p99 (`p99_ms`) counts only when the direct arm's own p99 (A,
+    or Al for the tools/list arms) that round is below 1 ms."""
     rows = []
+    direct = direct_of(arm)
     for r in sorted(rounds):
         b, x = rounds[r].get(base), rounds[r].get(arm)
         if not (b and x):
             continue
         value = x[q] - b[q]
-        if q == "p99_ms" and rounds[r]["A"]["p99_ms"] >= 1.0:
+        floor = rounds[r].get(direct) or rounds[r].get("A")
+        if q == "p99_ms" and floor and floor["p99_ms"] >= 1.0:
             value = None
         rows.append({"round": r, "value": value, "noisy": b["noisy"] or x["noisy"]})
     return rows
 
 
 def throughput_entry(tp: dict, arm: str) -> dict:
-    """Throughput of one arm: RPS, ratio vs A (and vs EXTRA_BASES), CPU per request."""
+    """Throughput of one arm: RPS, ratio vs its direct arm (A or Al; for
+    Tollgate arms also vs its nginx arm, B or Bl, and vs EXTRA_BASES), CPU
+    per request."""
     recs = [tp[r][arm] for r in sorted(tp) if arm in tp[r]]
     entry = {
         "rps": pick(series(recs, "rps")),
         "cpu_us_per_req": cpu_us(recs, serving_key(arm)),
         "errors": sum(x["errors"] for x in recs),
     }
-    if arm != "A":
-        entry["ratio_vs_A"] = pick(ratio_rows(tp, arm, "A"))
-        m = entry["ratio_vs_A"]["median"]
+    bases = list(EXTRA_BASES.get(arm, ()))
+    if not is_direct(arm):
+        direct = direct_of(arm)
+        entry["direct"] = direct
+        entry[f"ratio_vs_{direct}"] = pick(ratio_rows(tp, arm, direct))
+        m = entry[f"ratio_vs_{direct}"]["median"]
         entry["proxy_cost"] = round(1 / m - 1, 3) if m else None
         entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
-        for base in EXTRA_BASES.get(arm, ()):
-            entry[f"ratio_vs_{base}"] = pick(ratio_rows(tp, arm, base))
+        if arm in GATEWAY_ARMS:
+            bases.insert(0, nginx_of(arm))
+    for base in bases:
+        entry[f"ratio_vs_{base}"] = pick(ratio_rows(tp, arm, base))
     return entry
 
 
 def fixed_rate_entry(fr: dict, arm: str) -> dict:
-    """Fixed-rate latency of one arm: percentiles, added latency vs A (and
-    vs B and EXTRA_BASES for Tollgate arms), CPU per request."""
+    """Fixed-rate latency of one arm: percentiles, added latency vs its
+    direct arm (and vs its nginx arm and EXTRA_BASES for Tollgate arms),
+    CPU per request."""
     recs = [fr[r][arm] for r in sorted(fr) if arm in fr[r]]
     entry = {
         "cpu_us_per_req": cpu_us(recs, serving_key(arm)),
@@ -144,9 +190,12 @@ def fixed_rate_entry(fr: dict, arm: str) -> dict:
     }
     for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms"):
         entry[q] = pick(series(recs, q))
-    if arm != "A":
+    if not is_direct(arm):
         entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
-        for base in (("A", "B") + EXTRA_BASES.get(arm, ())) if arm in C_ARMS else ("A",):
+        direct = direct_of(arm)
+        entry["direct"] = direct
+        bases = (direct, nginx_of(arm)) + EXTRA_BASES.get(arm, ()) if arm in GATEWAY_ARMS else (direct,)
+        for base in bases:
             for q in ("p50_ms", "p90_ms", "p99_ms"):
                 entry[f"added_{q}_vs_{base}"] = pick(added_rows(fr, arm, base, q))
     return entry
@@ -169,6 +218,28 @@ def pipeline_parts(out: dict) -> dict:
             **{f"added_{q}": f[arm].get(f"added_{q}_vs_{base}") for q in ("p50_ms", "p90_ms", "p99_ms")},
         }
     return parts
+
+
+def list_vs_call(out: dict, tp: dict) -> dict | None:
+    """tools/list against tools/call: each one's RPS ratio through Tollgate
+    (Cl / Al, Cv / A) and through nginx (Bl / Al, B / A), and the ratio of
+    the two ratios, per round. A list answer that costs the gateway no more
+    than a call's scores 1.0."""
+    t = out["throughput"]
+    if not all(a in t for a in ("A", "Al", "Cv", "Cl")):
+        return None
+    res = {
+        "tollgate": {"list": t["Cl"]["ratio_vs_Al"], "call": t["Cv"]["ratio_vs_A"],
+                     "relative": pick(relative_rows(tp, ("Cl", "Al"), ("Cv", "A"))),
+                     "cpu_us_list": t["Cl"]["cpu_us_per_req"], "cpu_us_call": t["Cv"]["cpu_us_per_req"]},
+        "stub_list_vs_call": t["Al"].get("ratio_vs_A"),
+        "stub_cpu_us_list": t["Al"]["cpu_us_per_req"], "stub_cpu_us_call": t["A"]["cpu_us_per_req"],
+    }
+    if "Bl" in t and "B" in t:
+        res["nginx"] = {"list": t["Bl"]["ratio_vs_Al"], "call": t["B"]["ratio_vs_A"],
+                        "relative": pick(relative_rows(tp, ("Bl", "Al"), ("B", "A"))),
+                        "cpu_us_list": t["Bl"]["cpu_us_per_req"], "cpu_us_call": t["B"]["cpu_us_per_req"]}
+    return res
 
 
 def sse_entry(ss: dict, arm: str) -> dict:
@@ -216,6 +287,9 @@ def summarize_runs(doc: dict) -> dict:
     parts = pipeline_parts(out)
     if parts:
         out["pipeline"] = parts
+    lists = list_vs_call(out, tp)
+    if lists:
+        out["list_vs_call"] = lists
     # Audit trails: records written for the requests sent.
     for rec in doc.get("audit", []):
         out.setdefault("audit", {})[rec["arm"]] = rec

@@ -2,14 +2,16 @@
 
 Owns the wording and the tables of the .md file: the introduction (run
 settings, noise, arms), then one function per section (targets,
-throughput, latency, full pipeline, audit trails, SSE, idle memory), each
-taking the result (with its summary) and returning its lines. report.py
-joins them in order.
+throughput, latency, tools/list against tools/call, full pipeline, audit
+trails, SSE, idle memory), each taking the result (with its summary) and
+returning its lines. report.py joins them in order.
 """
 
 from __future__ import annotations
 
 import statistics
+
+from summary import direct_of, is_direct
 
 
 def f(v, digits=3, unit=""):
@@ -30,7 +32,10 @@ def intro(doc: dict) -> list[str]:
     L.append(
         f"{mode} run: {st['rounds']} rounds x {st['seconds']:g} s per arm ({st['warmup_seconds']:g} s wrk warmup), arms interleaved; "
         f"throughput at c={st['conns']} (wrk -t1), latency at a fixed {st['rate']} RPS over {st['rate_conns']} connections "
-        f"(oha --latency-correction); {st['body_bytes']} B JSON-RPC `tools/call` body. Server side on core {st['server_cpu']}, "
+        f"(oha --latency-correction); {st['body_bytes']} B JSON-RPC `tools/call` body"
+        + (f" (arms Al, Bl, Cl: a {doc['list']['request_bytes']} B `tools/list`, answered with {doc['list']['tools']} tools "
+           f"in {doc['list']['answer_bytes']} B)" if doc.get("list") else "")
+        + f". Server side on core {st['server_cpu']}, "
         f"load generator on core {st['client_cpu']}. {doc['host']['cpus']} x {doc['host']['cpu_model']}, Linux {doc['host']['kernel']}; "
         f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}."
     )
@@ -52,28 +57,34 @@ def intro(doc: dict) -> list[str]:
 def targets_table(doc: dict) -> list[str]:
     L = ["## Targets", "", "| Target | Arm | Measured | Limit | Result |", "|---|---|---|---|---|"]
     for t in doc["summary"]["targets"]:
-        cmp_ = "≥" if "≥" in t["target"] else "≤"
+        cmp_ = t.get("cmp") or ("≥" if "≥" in t["target"] else "≤")
         res = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else f"FAIL (by {t['miss_by']:g} {t['unit']})")
+        limit = f"{cmp_} {t['limit']:g}"
+        if t.get("aim") is not None:
+            limit += f" (aim {t['aim']:g})"
+            if t.get("aim_reached") is not None:
+                res += ", aim reached" if t["aim_reached"] else ", aim not reached"
         L.append(f"| {t['target']} | {t['arm']} | {f(t['value'], 3)} {t['unit']}{'' if t['basis'] in (None, 'clean') else ' †'} "
-                 f"| {cmp_} {t['limit']:g} | {res} |")
+                 f"| {limit} | {res} |")
     L.append("")
     return L
 
 
 def throughput_table(doc: dict) -> list[str]:
     L = [f"## Throughput, c={doc['settings']['conns']} keep-alive (wrk, closed loop)", ""]
-    L.append("| Arm | RPS (median) | RPS / direct (median of rounds) | proxy cost (A/arm - 1) | per-round ratios | CPU µs/req, arm process | CPU µs/req, stub |")
+    L.append("| Arm | RPS (median) | RPS / direct (median of rounds) | proxy cost (direct/arm - 1) | per-round ratios | CPU µs/req, arm process | CPU µs/req, stub |")
     L.append("|---|---|---|---|---|---|---|")
     for arm, e in doc["summary"]["throughput"].items():
-        if arm == "A":
-            L.append(f"| A | {f(e['rps']['median'], 0)}{flag(e['rps'])} | 1 | 0 | | {f(e['cpu_us_per_req'], 1)} (stub) | |")
+        if is_direct(arm):
+            L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | 1 | 0 | | {f(e['cpu_us_per_req'], 1)} (stub) | |")
             continue
-        r = e["ratio_vs_A"]
+        r = e[f"ratio_vs_{direct_of(arm)}"]
         per = ", ".join("–" if v is None else f"{v:.2f}" + ("*" if i + 1 in r["noisy_rounds"] else "") for i, v in enumerate(r["per_round"]))
         L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | {f(r['median'], 3)}{flag(r)} | {f(e['proxy_cost'], 2)} "
                  f"| {per} | {f(e['cpu_us_per_req'], 1)} | {f(e['stub_cpu_us_per_req'], 1)} |")
     L.append("")
-    L.append("\\* noisy round. CPU per request at saturation = the process's utime+stime over all rounds / requests served.")
+    L.append("\\* noisy round. Direct = A, or Al for the `tools/list` arms (Bl, Cl). "
+             "CPU per request at saturation = the process's utime+stime over all rounds / requests served.")
     a_client = [x.get("client_cores") for x in doc["throughput"] if x["arm"] == "A" and x.get("client_cores") is not None]
     if a_client:
         c = statistics.median(a_client)
@@ -87,22 +98,53 @@ def throughput_table(doc: dict) -> list[str]:
 def latency_table(doc: dict) -> list[str]:
     rate = doc["settings"]["rate"]
     L = [f"## Latency at a fixed {rate} RPS (oha, corrected for coordinated omission)", ""]
-    L.append("| Arm | p50 ms | p90 ms | p99 ms | p99.9 ms | added p50 vs A | added p90 vs A | added p99 vs A | added p50 vs B | CPU µs/req |")
+    L.append("| Arm | p50 ms | p90 ms | p99 ms | p99.9 ms | added p50 vs direct | added p90 vs direct | added p99 vs direct "
+             "| added p50 vs nginx | CPU µs/req |")
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     for arm, e in doc["summary"]["fixed_rate"].items():
         cells = [f"{f(e[q]['median'])}{flag(e[q])}" for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms")]
-        if arm == "A":
+        if is_direct(arm):
             added = ["", "", "", ""]
         else:
-            added = [f"{f(e[f'added_{q}_vs_A']['median'])}{flag(e[f'added_{q}_vs_A'])}" for q in ("p50_ms", "p90_ms", "p99_ms")]
-            vb = e.get("added_p50_ms_vs_B")
+            d = direct_of(arm)
+            added = [f"{f(e[f'added_{q}_vs_{d}']['median'])}{flag(e[f'added_{q}_vs_{d}'])}" for q in ("p50_ms", "p90_ms", "p99_ms")]
+            vb = e.get("added_p50_ms_vs_B" if d == "A" else "added_p50_ms_vs_Bl")
             added.append(f"{f(vb['median'])}{flag(vb)}" if vb else "")
-        cpu = f(e["cpu_us_per_req"], 1) + (" (stub)" if arm == "A" else "")
+        cpu = f(e["cpu_us_per_req"], 1) + (" (stub)" if is_direct(arm) else "")
         L.append(f"| {arm} | " + " | ".join(cells + added) + f" | {cpu} |")
     L.append("")
-    L.append("Added = arm minus A in the same round, median over rounds. A p99 counts only in rounds where A's own p99 is "
+    L.append("Added = arm minus its direct arm (A; Al for Bl and Cl) in the same round, median over rounds; vs nginx = "
+             "Tollgate minus B (Bl for Cl). A p99 counts only in rounds where the direct arm's own p99 is "
              "below 1 ms (otherwise it measures the other tenant); n/a means no round qualified. "
              "CPU µs/req: utime+stime of the arm's own process (nginx worker or Tollgate; A: the stub) over all rounds / requests.")
+    L.append("")
+    return L
+
+
+def list_table(doc: dict) -> list[str]:
+    """tools/list against tools/call, through Tollgate and through nginx."""
+    lv = doc["summary"].get("list_vs_call")
+    if not lv:
+        return []
+    L = ["## tools/list against tools/call", ""]
+    L.append("Cl sends a `tools/list` on a verify route without policies (same process as Cu/Cv), answered by the stub "
+             "with 12 tools; the gateway passes the answer unfiltered and its catalog learns the tools once per change "
+             "(an identical answer is fingerprinted, not parsed again). Each ratio is the median over rounds of the "
+             "per-round value; *list / call* is (list ratio) / (call ratio) in the same round: 1.0 means a list costs "
+             "the proxy no more, relative to its upstream, than a call.")
+    L.append("")
+    L.append("| Proxy | list: RPS / direct (Cl/Al, Bl/Al) | call: RPS / direct (Cv/A, B/A) | list / call | CPU µs/req list | CPU µs/req call |")
+    L.append("|---|---|---|---|---|---|")
+    for key, name in (("tollgate", "Tollgate (Cl vs Cv)"), ("nginx", "nginx (Bl vs B)")):
+        e = lv.get(key)
+        if not e:
+            continue
+        L.append(f"| {name} | {f(e['list']['median'])}{flag(e['list'])} | {f(e['call']['median'])}{flag(e['call'])} "
+                 f"| {f(e['relative']['median'])}{flag(e['relative'])} | {f(e['cpu_us_list'], 1)} | {f(e['cpu_us_call'], 1)} |")
+    L.append("")
+    s = lv.get("stub_list_vs_call")
+    L.append(f"The stub itself: Al / A = {f(s['median'] if s else None)} in RPS, CPU {f(lv['stub_cpu_us_list'], 1)} µs/req "
+             f"for the list against {f(lv['stub_cpu_us_call'], 1)} µs/req for the call (saturation).")
     L.append("")
     return L
 
