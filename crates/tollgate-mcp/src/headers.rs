@@ -10,19 +10,22 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use smol_str::SmolStr;
 
 use crate::{McpError, ProtocolVersion, Result};
 
+// Header names are constants, not strings: looking a header up by a
+// `&str` parses and classifies the name on every call.
+
 /// `MCP-Protocol-Version`.
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`.
-pub const METHOD: &str = "mcp-method";
+pub const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
-pub const NAME: &str = "mcp-name";
+pub const NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// `Mcp-Session-Id` (legacy eras only).
-pub const SESSION_ID: &str = "mcp-session-id";
+pub const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// Prefix of the tool-argument headers.
 pub const PARAM_PREFIX: &str = "mcp-param-";
 
@@ -56,13 +59,13 @@ impl StandardHeaders {
     }
 }
 
-fn single<'h>(headers: &'h HeaderMap, name: &'static str) -> Option<Result<&'h str>> {
-    let mut all = headers.get_all(name).iter();
+fn single(headers: &HeaderMap, name: HeaderName) -> Option<Result<&str>> {
+    let mut all = headers.get_all(&name).iter();
     let first = all.next()?;
     if all.next().is_some() {
         return Some(Err(McpError::header(format!("Header mismatch: {name} is repeated"))));
     }
-    Some(plain_value(first.as_bytes(), name))
+    Some(plain_value(first.as_bytes(), name.as_str()))
 }
 
 /// Trim optional white space and reject anything that is not visible ASCII

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use dashmap::DashMap;
 use serde_json::Value;
@@ -75,9 +75,11 @@ pub(crate) struct Catalog {
 /// A fingerprint of an answer's results: each message from its `"result"`
 /// key on (the `id` before it differs from call to call).
 fn fingerprint(body: &[u8], sse: bool) -> u64 {
+    static RESULT_KEY: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\"result\""));
     let mut h = DefaultHasher::new();
     for msg in answer_messages(body, sse) {
-        let from = memchr::memmem::find(&msg, b"\"result\"").unwrap_or(0);
+        let from = RESULT_KEY.find(&msg).unwrap_or(0);
         msg[from..].hash(&mut h);
     }
     h.finish()

@@ -42,7 +42,7 @@ impl Arrival {
     pub(crate) fn of(parts: &Parts) -> Arrival {
         let request_id = parts
             .headers
-            .get("x-request-id")
+            .get(&crate::layer::request::REQUEST_ID)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         Arrival {

@@ -40,6 +40,12 @@ pub(crate) fn list_of(method: McpMethod) -> Option<(TargetKind, &'static str, &'
     }
 }
 
+/// Whether the answer to the call of `facts` is a list the route's
+/// policies filter.
+pub(crate) fn filters(route: &Route, facts: &Facts) -> bool {
+    route.shared.policy.is_some() && list_of(facts.family()).is_some()
+}
+
 /// Filter the list answer `res` for the caller of `facts`; other answers
 /// pass untouched.
 ///

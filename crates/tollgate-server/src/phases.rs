@@ -23,10 +23,12 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
+use http::HeaderName;
 use http::Request;
 use http::header::CONTENT_TYPE;
 use tollgate_core::ErrorKind;
 use tollgate_telemetry::McpCall;
+use tracing::field::display;
 
 use crate::facts::{Arrival, Facts, Identified};
 use crate::phase::admit::{Admission, admit};
@@ -39,6 +41,9 @@ use crate::phase::identify::identify;
 use crate::phase::respond::{refuse, respond};
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
+
+/// The W3C trace context header.
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
 /// Stop the request with the phase's rejection.
 macro_rules! phase {
@@ -72,7 +77,9 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     }
     // (limit: rate limits and budgets)
     let outbound = phase!(route, facts, credential(route, &facts, &parts).await);
-    phase!(route, facts, durable(route, &facts).await);
+    if let Some(intent) = durable(route, &facts) {
+        phase!(route, facts, intent.await);
+    }
     let (forwarded, answer) = forward(route, &facts, parts, body, outbound).await;
     let facts = facts.forwarded(forwarded);
     let res = phase!(route, facts, answer);
@@ -91,17 +98,17 @@ fn server_span(
     let first = call.messages.first();
     let method = first.map_or(identified.family.as_str(), |m| m.method.as_str());
     let log = tracing::Span::current();
-    log.record("era", call.era.as_str());
-    log.record("method", method);
+    log.record("era", display(call.era.as_str()));
+    log.record("method", display(method));
     if let Some(name) = first.and_then(|m| m.name.as_deref()) {
-        log.record("name", name);
+        log.record("name", display(name));
     }
     route.shared.spans.server_span(&McpCall {
         target: first.and_then(|m| m.name.as_deref()),
         protocol_version: call.version.map(|v| v.as_str()),
         request_id: first.and_then(|m| m.id.as_ref()).map(|id| id.as_json()),
         meta_traceparent: call.messages.iter().find_map(|m| m.traceparent.as_deref()),
-        header_traceparent: headers.get("traceparent").and_then(|v| v.to_str().ok()),
+        header_traceparent: headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()),
         started: Some(facts.arrival.received),
         ..McpCall::new(&route.name, method, call.era)
     })
@@ -126,7 +133,7 @@ impl Front {
         }
         let path = req.uri().path();
         if let Some(route) = self.routes.get(path) {
-            tracing::Span::current().record("route", &*route.name);
+            tracing::Span::current().record("route", display(&route.name));
             return call(route, req).await;
         }
         if let Some(doc) = self.metadata.get(path)

@@ -56,6 +56,8 @@ pub(crate) struct Route {
     announced: ArcSwap<Announced>,
     /// The OAuth protected resource, when callers must authenticate.
     pub(crate) resource: Option<ProtectedResource>,
+    /// Whether the upstream gets a brokered credential.
+    pub(crate) brokered: bool,
     /// The route's audit trail.
     pub(crate) audit: Arc<tollgate_audit::AuditObserver>,
     /// Whether a call's record must be durable before it is forwarded.
@@ -88,6 +90,7 @@ pub(crate) struct RouteParts {
 impl Route {
     /// A route from its parts.
     pub(crate) fn new(p: RouteParts) -> Route {
+        let brokered = p.shared.broker.kind(&p.name) != "none";
         Route {
             name: p.name,
             shared: p.shared,
@@ -99,6 +102,7 @@ impl Route {
                 Versions::modern_only()
             },
             announced: ArcSwap::from_pointee(Announced::default()),
+            brokered,
             resource: p.resource,
             audit: p.audit,
             strict_audit: p.strict_audit,

@@ -6,7 +6,7 @@
 //! writes a record or a metric itself. [`intent`] builds the summary of a
 //! call about to be forwarded, for strict audit durability.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use tollgate_core::{Answer, CallElement, CallSummary, McpMethod, Payload, PolicyVerdict, Stage};
@@ -188,8 +188,10 @@ fn answer_errors(rejection: Option<&Rejection>, sent: &Sent) -> Vec<(Option<Stri
     if rejection.is_some() || sent.tee.is_empty() {
         return Vec::new();
     }
+    static ERROR_KEY: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\""));
     let tee = sent.tee_bytes();
-    if memchr::memmem::find(&tee, b"\"error\"").is_none() {
+    if ERROR_KEY.find(&tee).is_none() {
         return Vec::new();
     }
     tollgate_mcp::answer_errors(&tee, sent.sse)

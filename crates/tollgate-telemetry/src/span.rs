@@ -181,12 +181,12 @@ impl Spans {
         };
         let trace_id = TraceId::from_otel(span.span_context().trace_id());
         ServerSpan {
-            on: Some(On {
+            on: Some(Box::new(On {
                 tracer: tracer.clone(),
                 name,
                 shared,
                 span,
-            }),
+            })),
             trace_id,
         }
     }
@@ -196,7 +196,9 @@ impl Spans {
 /// or when it is dropped (e.g. with the response body it travels with).
 #[derive(Debug)]
 pub struct ServerSpan {
-    on: Option<On>,
+    /// Boxed: with tracing off a span is two words, so that the request's
+    /// future does not carry an SDK span's worth of bytes it never uses.
+    on: Option<Box<On>>,
     trace_id: Option<TraceId>,
 }
 
@@ -236,7 +238,9 @@ impl ServerSpan {
                 span.set_attribute(KeyValue::new("server.port", i64::from(port)));
             }
         }
-        ClientSpan { span: Some(span) }
+        ClientSpan {
+            span: Some(Box::new(span)),
+        }
     }
 
     /// Record the HTTP status of the gateway's response.
@@ -284,7 +288,7 @@ fn fail(span: &mut Span, error_type: String, message: &str) {
 /// The span of one upstream call, child of the request's server span.
 #[derive(Debug)]
 pub struct ClientSpan {
-    span: Option<Span>,
+    span: Option<Box<Span>>,
 }
 
 impl ClientSpan {
@@ -319,6 +323,6 @@ impl ClientSpan {
     }
 
     fn recording(&mut self) -> Option<&mut Span> {
-        self.span.as_mut().filter(|s| s.is_recording())
+        self.span.as_deref_mut().filter(|s| s.is_recording())
     }
 }

@@ -10,14 +10,14 @@ use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::response::Response;
-use http::{HeaderValue, Request};
+use http::{HeaderName, HeaderValue, Request};
 use pin_project_lite::pin_project;
 use tower::{Layer, Service};
 use tracing::Instrument as _;
 use tracing::instrument::Instrumented;
 
 /// The request id header.
-pub(crate) const REQUEST_ID: &str = "x-request-id";
+pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Longest client-sent request id kept; longer ones are replaced.
 const MAX_ID_LEN: usize = 128;
@@ -53,7 +53,7 @@ where
     }
 
     fn call(&mut self, mut req: Request<Body>) -> Self::Future {
-        let id = match req.headers().get(REQUEST_ID) {
+        let id = match req.headers().get(&REQUEST_ID) {
             Some(v) if !v.is_empty() && v.len() <= MAX_ID_LEN && v.to_str().is_ok() => v.clone(),
             _ => {
                 let id = new_id();
@@ -63,7 +63,7 @@ where
         };
         let span = tracing::info_span!(
             "request",
-            request_id = id.to_str().unwrap_or_default(),
+            request_id = %id.to_str().unwrap_or_default(),
             route = tracing::field::Empty,
             era = tracing::field::Empty,
             method = tracing::field::Empty,

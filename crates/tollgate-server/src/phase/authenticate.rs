@@ -27,7 +27,9 @@ pub(crate) async fn authenticate(route: &Route, parts: &Parts) -> Result<Option<
     let (Some(resource), Some(authn)) = (&route.resource, &route.shared.authn) else {
         return Ok(None);
     };
-    match resource.authenticate(authn, &parts.headers, parts.uri.query()).await {
+    // Boxed: a token-cache miss fetches keys or introspects, a large future
+    // that would otherwise sit in every request's state.
+    match Box::pin(resource.authenticate(authn, &parts.headers, parts.uri.query())).await {
         Ok(principal) => Ok(Some(principal)),
         Err(e) => Err(refusal(resource, &e)),
     }

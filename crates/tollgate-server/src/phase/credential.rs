@@ -43,12 +43,20 @@ pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> R
     } else {
         None
     };
+    let broker = &route.shared.broker;
+    if !route.brokered {
+        return Ok(Outbound {
+            session,
+            credential: None,
+        });
+    }
     let token = bearer_token(&parts.headers, None).ok();
     let caller = match (token, &facts.principal) {
         (Some(token), Some(principal)) => Some(Caller { token, principal }),
         _ => None,
     };
-    let credential = route.shared.broker.credential(&route.name, caller).await.map_err(|e| {
+    // Boxed: a token request to the identity provider is a large future.
+    let credential = Box::pin(broker.credential(&route.name, caller)).await.map_err(|e| {
         tracing::warn!(error = %e, "upstream credential unavailable");
         Rejection::new(e.kind(), "Upstream credential unavailable").with_id(id)
     })?;
@@ -62,7 +70,7 @@ pub(crate) fn subject(principal: Option<&Arc<Principal>>) -> &str {
 
 /// The upstream session id behind the client's sealed one.
 fn unseal(route: &Route, parts: &Parts, principal: Option<&Arc<Principal>>) -> Result<Option<HeaderValue>, Rejection> {
-    let Some(sealed) = parts.headers.get(SESSION_ID) else {
+    let Some(sealed) = parts.headers.get(&SESSION_ID) else {
         return Ok(None);
     };
     let not_found = |why: SessionError| {

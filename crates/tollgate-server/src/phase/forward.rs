@@ -8,6 +8,9 @@
 //! the client span's `traceparent`. Hop-by-hop headers are dropped both
 //! ways. The answer's body is not read here: it streams to the client.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use axum::body::Body;
 use axum::response::Response;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -26,33 +29,43 @@ use crate::route::Route;
 use crate::summary;
 use crate::upstream::SendError;
 
-/// Headers that describe one connection, never forwarded (RFC 9110 §7.6.1).
-const HOP_BY_HOP: [HeaderName; 8] = [
-    header::CONNECTION,
-    HeaderName::from_static("keep-alive"),
-    HeaderName::from_static("proxy-connection"),
-    header::PROXY_AUTHENTICATE,
-    header::PROXY_AUTHORIZATION,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-];
+/// `traceparent` (W3C trace context).
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+/// `X-Accel-Buffering`, which tells proxies in front not to buffer SSE.
+const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
-/// Strict durability: the call's `forwarding` record must be on disk.
-///
-/// # Errors
-///
-/// `audit_unavailable` (503) when it could not be made durable.
-pub(crate) async fn durable(route: &Route, facts: &Facts) -> Result<(), Rejection> {
+/// Whether a header describes one connection and is never forwarded (RFC
+/// 9110 §7.6.1).
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    *name == header::CONNECTION
+        || *name == header::PROXY_AUTHENTICATE
+        || *name == header::PROXY_AUTHORIZATION
+        || *name == header::TE
+        || *name == header::TRAILER
+        || *name == header::TRANSFER_ENCODING
+        || *name == header::UPGRADE
+        || matches!(name.as_str(), "keep-alive" | "proxy-connection")
+}
+
+/// A wait for the call's record to be durable.
+pub(crate) type Durable<'a> = Pin<Box<dyn Future<Output = Result<(), Rejection>> + Send + 'a>>;
+
+/// Strict durability: the call's `forwarding` record must be on disk
+/// before it is forwarded; `None` when the route's audit is not strict.
+/// The wait fails with `audit_unavailable` (503) when the record could not
+/// be made durable.
+pub(crate) fn durable<'a>(route: &'a Route, facts: &Facts) -> Option<Durable<'a>> {
     if !route.strict_audit {
-        return Ok(());
+        return None;
     }
     let intent = summary::intent(route, facts);
-    route.audit.before_forwarding(&intent).await.map_err(|e| {
-        tracing::error!(error = %e, "audit record not durable: call refused");
-        let id = facts.messages().first().and_then(|m| m.id.clone());
-        Rejection::new(ErrorKind::AuditUnavailable, "Audit trail unavailable").with_id(id)
-    })
+    let id = facts.messages().first().and_then(|m| m.id.clone());
+    Some(Box::pin(async move {
+        route.audit.before_forwarding(&intent).await.map_err(|e| {
+            tracing::error!(error = %e, "audit record not durable: call refused");
+            Rejection::new(ErrorKind::AuditUnavailable, "Audit trail unavailable").with_id(id)
+        })
+    }))
 }
 
 /// Send the call upstream; the answer's head, or why there is none.
@@ -66,8 +79,8 @@ pub(crate) async fn forward(
     let span = facts.span.as_ref().map(|s| s.client_span(&route.upstream.authority));
     let mut headers = parts.headers;
     match span.as_ref().and_then(|s| s.traceparent()) {
-        Some(tp) => headers.insert("traceparent", tp.header_value()),
-        None => headers.remove("traceparent"),
+        Some(tp) => headers.insert(TRACEPARENT, tp.header_value()),
+        None => headers.remove(TRACEPARENT),
     };
     let req = upstream_request(route, parts.method, headers, body, outbound);
     let up = &route.upstream;
@@ -121,10 +134,7 @@ fn downstream(res: http::Response<crate::upstream::Pooled>, idle: std::time::Dur
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     if sse {
-        parts.headers.insert(
-            HeaderName::from_static("x-accel-buffering"),
-            HeaderValue::from_static("no"),
-        );
+        parts.headers.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
     }
     parts.version = Version::HTTP_11;
     Response::from_parts(parts, Body::new(IdleBody::new(body, idle)))
@@ -143,22 +153,31 @@ fn send_failure(e: &SendError) -> Rejection {
     }
 }
 
-/// Remove hop-by-hop headers, including those the `Connection` header names.
+/// Remove hop-by-hop headers, including those the `Connection` header
+/// names. One pass over the names finds them; most requests have none.
 pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    if headers.contains_key(header::CONNECTION) {
-        let named: Vec<HeaderName> = headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
-            .collect();
-        for name in &named {
-            headers.remove(name);
-        }
+    if !headers.keys().any(is_hop_by_hop) {
+        return;
     }
-    for name in &HOP_BY_HOP {
+    // The common case: `Connection: keep-alive` (or `close`) alone.
+    let connection = headers.get_all(header::CONNECTION);
+    let simple = connection.iter().all(|v| {
+        let v = v.as_bytes();
+        v.eq_ignore_ascii_case(b"keep-alive") || v.eq_ignore_ascii_case(b"close")
+    });
+    if simple && headers.keys().filter(|k| is_hop_by_hop(k)).count() == 1 {
+        headers.remove(header::CONNECTION);
+        return;
+    }
+    let mut named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+        .collect();
+    named.extend(headers.keys().filter(|k| is_hop_by_hop(k)).cloned());
+    for name in &named {
         headers.remove(name);
     }
-    headers.remove(header::UPGRADE);
 }

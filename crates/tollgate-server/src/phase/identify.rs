@@ -130,12 +130,12 @@ fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes) -> (BodyFacts
 }
 
 fn check_content_type(parts: &Parts) -> Result<(), Rejection> {
-    let ok = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    let is_json = |v: &[u8]| v.trim_ascii().eq_ignore_ascii_case(b"application/json");
+    let ok = parts.headers.get(CONTENT_TYPE).is_some_and(|v| {
+        let v = v.as_bytes();
+        // `application/json`, possibly with parameters (`; charset=utf-8`).
+        is_json(v.split(|b| *b == b';').next().unwrap_or(v))
+    });
     if ok {
         Ok(())
     } else {

@@ -26,12 +26,19 @@ use crate::session::SessionClaims;
 use crate::{CallLabels, TEE_BYTES};
 
 /// Answer with the upstream's response `res`.
-pub(crate) async fn respond(route: &Arc<Route>, facts: Facts, res: Response) -> Response {
-    let (res, hidden) = match lists::filter(route, &facts, res).await {
-        Ok(filtered) => filtered,
-        Err(rejection) => return refuse(route, facts, rejection),
+pub(crate) async fn respond(route: &Arc<Route>, facts: Facts, mut res: Response) -> Response {
+    let facts = if lists::filters(route, &facts) {
+        // Boxed: reading and rewriting a whole list is the rare path.
+        match Box::pin(lists::filter(route, &facts, res)).await {
+            Ok((filtered, hidden)) => {
+                res = filtered;
+                facts.filtered(hidden)
+            }
+            Err(rejection) => return refuse(route, facts, rejection),
+        }
+    } else {
+        facts
     };
-    let facts = facts.filtered(hidden);
     match seal(route, &facts, res) {
         Ok(res) => metered(route, facts, res, None),
         Err(rejection) => refuse(route, facts, rejection),
@@ -53,7 +60,7 @@ pub(crate) fn refuse(route: &Arc<Route>, facts: Facts, rejection: Rejection) -> 
 
 /// Seal the upstream's session id (legacy) or drop it (modern).
 fn seal(route: &Route, facts: &Facts, mut res: Response) -> Result<Response, Rejection> {
-    let Some(upstream_id) = res.headers_mut().remove(SESSION_ID) else {
+    let Some(upstream_id) = res.headers_mut().remove(&SESSION_ID) else {
         return Ok(res);
     };
     if facts.identified.as_ref().is_none_or(|i| i.call.era != Era::Legacy) {

@@ -165,7 +165,9 @@ impl Client {
     ) -> Result<Response<Pooled>, SendError> {
         let mut conn = match self.checkout() {
             Some(conn) => conn,
-            None => self.connect(origin).await?,
+            // Boxed: a new connection is the rare path, and its future
+            // (TCP, TLS, handshake) is large.
+            None => Box::pin(self.connect(origin)).await?,
         };
         loop {
             let reused = matches!(conn, Conn::H1(_, true));
@@ -178,7 +180,7 @@ impl Client {
                 Err((e, Some(back))) if reused => {
                     tracing::debug!(error = %e, "idle upstream connection was closed; retrying on a new one");
                     req = back;
-                    conn = self.connect(origin).await?;
+                    conn = Box::pin(self.connect(origin)).await?;
                 }
                 Err((e, _)) => return Err(SendError::Request(e)),
             }
