@@ -221,7 +221,8 @@ impl Default for Shutdown {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Runtime {
-    /// Worker threads; default: one per core.
+    /// Worker threads serving the public listener (each a single-threaded
+    /// runtime); default: one per core.
     pub worker_threads: Option<usize>,
 }
 

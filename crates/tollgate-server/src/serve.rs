@@ -1,20 +1,26 @@
 //! The serve loop: accept connections on a bound listener, serve HTTP/1.1
 //! and h2 with hyper, and drain on shutdown within a grace period.
+//!
+//! A connection's protocol is told from its first bytes (the HTTP/2
+//! preface, or anything else for HTTP/1.1) before hyper's connection of
+//! that protocol takes it, so that no per-read version detection layer sits
+//! on the connection for its whole life.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
 use http::Request;
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tower::{Service, ServiceExt as _};
 
 /// The peer address of the connection a request came on.
@@ -42,7 +48,7 @@ where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    let builder = builder(&opts);
+    let builders = Arc::new(Builders::new(&opts));
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -66,12 +72,29 @@ where
             req.extensions_mut().insert(ClientAddr(peer));
             req
         });
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let conn = graceful.watch(conn);
+        let service = TowerToHyperService::new(service);
+        let watcher = graceful.watcher();
+        let builders = builders.clone();
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
+            let h2 = match tokio::time::timeout(opts.header_read_timeout, is_h2(&stream)).await {
+                Ok(Ok(h2)) => h2,
+                _ => return,
+            };
+            let io = TokioIo::new(stream);
+            let ended = if h2 {
+                watcher
+                    .watch(builders.http2.serve_connection(io, service))
+                    .await
+                    .err()
+                    .map(|e| e.to_string())
+            } else {
+                watcher
+                    .watch(builders.http1.serve_connection(io, service))
+                    .await
+                    .err()
+                    .map(|e| e.to_string())
+            };
+            if let Some(e) = ended {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
         });
@@ -83,20 +106,47 @@ where
     }
 }
 
-fn builder(opts: &ServeOptions) -> Builder<TokioExecutor> {
-    let mut builder = Builder::new(TokioExecutor::new());
-    // Twice the configured limit plus slack: admission answers with a
-    // JSON-RPC 431 below this; hyper cuts off anything larger.
-    let hard_limit = opts.max_header_bytes.saturating_mul(2).max(16 * 1024) + 8 * 1024;
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(opts.header_read_timeout)
-        .max_buf_size(hard_limit)
-        .keep_alive(true);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(u32::try_from(hard_limit).unwrap_or(u32::MAX));
-    builder
+/// The HTTP/2 connection preface (RFC 9113 §3.4).
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether the connection opens with the HTTP/2 preface (h2 with prior
+/// knowledge); its bytes stay unread for hyper.
+async fn is_h2(stream: &TcpStream) -> std::io::Result<bool> {
+    let mut buf = [0u8; 24];
+    loop {
+        let n = stream.peek(&mut buf).await?;
+        if n == 0 || buf[..n] != PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == PREFACE.len() {
+            return Ok(true);
+        }
+        // A preface split across segments (rare): wait for the rest.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// The connection builders of both protocols.
+struct Builders {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    fn new(opts: &ServeOptions) -> Builders {
+        // Twice the configured limit plus slack: admission answers with a
+        // JSON-RPC 431 below this; hyper cuts off anything larger.
+        let hard_limit = opts.max_header_bytes.saturating_mul(2).max(16 * 1024) + 8 * 1024;
+        let mut http1 = http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(opts.header_read_timeout)
+            .max_buf_size(hard_limit)
+            .keep_alive(true);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2
+            .timer(TokioTimer::new())
+            .max_header_list_size(u32::try_from(hard_limit).unwrap_or(u32::MAX));
+        Builders { http1, http2 }
+    }
 }

@@ -229,11 +229,13 @@ fn report(result: Result<Loaded, tollgate_config::ConfigErrors>) -> Option<Loade
 }
 
 fn serve(loaded: Loaded) -> anyhow::Result<()> {
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = loaded.config.runtime.worker_threads {
-        runtime.worker_threads(n);
-    }
-    let runtime = runtime.enable_all().build().context("starting the async runtime")?;
+    // The control runtime: admin listener, key refresh, reloads. The public
+    // listener is served by the gateway's own worker threads
+    // (`[runtime] worker_threads`).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(async move {
         let listen = loaded.config.listen.clone();
         let gateway = Gateway::new(&loaded, prometheus::Registry::new())?;
