@@ -209,8 +209,14 @@ pub struct ChildGateway {
 }
 
 impl ChildGateway {
-    /// Write `config` (without `[listen]`) and start serving it.
+    /// Write `config` (without `[listen]`) and start serving it, logging
+    /// warnings and errors to `gateway.log` in its directory.
     pub async fn spawn(config: &str) -> ChildGateway {
+        ChildGateway::spawn_logging(config, "warn").await
+    }
+
+    /// [`ChildGateway::spawn`] with the log filter `log`.
+    pub async fn spawn_logging(config: &str, log: &str) -> ChildGateway {
         let bin = tollgate_bin();
         let dir = tempfile::tempdir().unwrap();
         let public = free_port();
@@ -218,14 +224,14 @@ impl ChildGateway {
         let path = dir.path().join("gateway.toml");
         let text = format!("[listen]\npublic = \"127.0.0.1:{public}\"\nadmin = \"127.0.0.1:{admin}\"\n{config}");
         std::fs::write(&path, text).unwrap();
-        let log = std::fs::File::create(dir.path().join("gateway.log")).unwrap();
+        let log_file = std::fs::File::create(dir.path().join("gateway.log")).unwrap();
         let mut child = Command::new(bin)
             .arg("serve")
             .arg("--config")
             .arg(&path)
-            .args(["--log", "warn"])
+            .args(["--log", log])
             .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
+            .stderr(Stdio::from(log_file))
             .kill_on_drop(true)
             .spawn()
             .unwrap();
@@ -254,5 +260,10 @@ impl ChildGateway {
     /// The audit directory.
     pub fn audit_dir(&self) -> PathBuf {
         self.dir.path().join("audit")
+    }
+
+    /// What the gateway has logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
     }
 }
