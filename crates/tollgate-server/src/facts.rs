@@ -3,8 +3,8 @@
 //!
 //! A phase reads the facts so far and returns the next fact (or a
 //! [`Rejection`](crate::rescue::Rejection)); only the request path in
-//! [`phases`](crate::phases) folds a returned fact into [`Facts`], by
-//! value. When the response ends, the facts become the request's
+//! [`phases`](crate::phases) folds a returned fact into [`Facts`]. No phase
+//! writes into them. When the response ends, the facts become the request's
 //! [`CallSummary`](tollgate_core::CallSummary) (`summary`).
 
 use std::net::IpAddr;
@@ -123,15 +123,16 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
-    /// The facts of a request that has just arrived.
-    pub(crate) fn arrived(arrival: Arrival) -> Facts {
+    /// The facts of a request that has just arrived. Boxed: the facts
+    /// travel from phase to phase, and a box moves as one pointer.
+    pub(crate) fn arrived(arrival: Arrival) -> Box<Facts> {
         // A request refused before its body is read still counts the size
         // it declared.
         let body = BodyFacts {
             bytes_in: arrival.declared.map_or(BytesIn::Unknown, BytesIn::Known),
             ..BodyFacts::default()
         };
-        Facts {
+        Box::new(Facts {
             arrival,
             principal: None,
             body,
@@ -140,48 +141,48 @@ impl Facts {
             decisions: Vec::new(),
             forwarded: None,
             hidden: None,
-        }
+        })
     }
 
     /// The caller is known.
-    pub(crate) fn authenticated(self, principal: Option<Arc<Principal>>) -> Facts {
-        Facts { principal, ..self }
+    pub(crate) fn authenticated(mut self: Box<Self>, principal: Option<Arc<Principal>>) -> Box<Facts> {
+        self.principal = principal;
+        self
     }
 
     /// The body has been looked at (a body refused unread keeps the size
     /// it declared).
-    pub(crate) fn read(self, mut body: BodyFacts) -> Facts {
+    pub(crate) fn read(mut self: Box<Self>, mut body: BodyFacts) -> Box<Facts> {
         if matches!(body.bytes_in, BytesIn::Unknown) {
             body.bytes_in = self.body.bytes_in.clone();
         }
-        Facts { body, ..self }
+        self.body = body;
+        self
     }
 
     /// The call is identified and its server span started.
-    pub(crate) fn identified(self, identified: Identified, span: ServerSpan) -> Facts {
-        Facts {
-            identified: Some(identified),
-            span: Some(span),
-            ..self
-        }
+    pub(crate) fn identified(mut self: Box<Self>, identified: Identified, span: ServerSpan) -> Box<Facts> {
+        self.identified = Some(identified);
+        self.span = Some(span);
+        self
     }
 
     /// The policies decided.
-    pub(crate) fn decided(self, decisions: Vec<Option<Decision>>) -> Facts {
-        Facts { decisions, ..self }
+    pub(crate) fn decided(mut self: Box<Self>, decisions: Vec<Option<Decision>>) -> Box<Facts> {
+        self.decisions = decisions;
+        self
     }
 
     /// The upstream was called.
-    pub(crate) fn forwarded(self, forwarded: Forwarded) -> Facts {
-        Facts {
-            forwarded: Some(forwarded),
-            ..self
-        }
+    pub(crate) fn forwarded(mut self: Box<Self>, forwarded: Forwarded) -> Box<Facts> {
+        self.forwarded = Some(forwarded);
+        self
     }
 
     /// A list answer was filtered.
-    pub(crate) fn filtered(self, hidden: Option<Hidden>) -> Facts {
-        Facts { hidden, ..self }
+    pub(crate) fn filtered(mut self: Box<Self>, hidden: Option<Hidden>) -> Box<Facts> {
+        self.hidden = hidden;
+        self
     }
 
     /// The request's method family: the identified call's, else that of

@@ -20,7 +20,7 @@ use crate::summary::{self, Sent};
 /// What finishes a call when its response body ends.
 pub(crate) struct Completion {
     route: Arc<Route>,
-    facts: Option<Facts>,
+    facts: Option<Box<Facts>>,
     rejection: Option<Rejection>,
     sent: Sent,
     /// How many bytes of the answer to keep aside.
@@ -33,7 +33,7 @@ impl Completion {
     /// keeping up to `tee_limit` bytes of it aside.
     pub(crate) fn new(
         route: Arc<Route>,
-        facts: Facts,
+        facts: Box<Facts>,
         rejection: Option<Rejection>,
         status: u16,
         sse: bool,

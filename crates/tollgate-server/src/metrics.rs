@@ -17,7 +17,12 @@ pub(crate) use status::StatusCollector;
 use std::time::Duration;
 
 use http::StatusCode;
-use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use prometheus::{Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+use tollgate_core::McpMethod;
+use tollgate_meter::BUCKETS;
 
 use crate::CallLabels;
 
@@ -30,12 +35,13 @@ pub struct Metrics {
     requests: IntCounterVec,
     duration: HistogramVec,
     in_flight: IntGauge,
+    /// The handles of each (route, method, status) seen, so that counting
+    /// a request is one map lookup, not two label-string hashes and locks.
+    handles: Arc<DashMap<HandleKey, (IntCounter, Histogram)>>,
 }
 
-/// Buckets for request durations, in seconds: 100 µs to 60 s.
-pub(crate) const BUCKETS: &[f64] = &[
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
-];
+/// Route, method family and HTTP status of a request.
+type HandleKey = (Arc<str>, McpMethod, u16);
 
 impl Metrics {
     /// Create the metrics and register them on `registry`.
@@ -70,16 +76,29 @@ impl Metrics {
             requests,
             duration,
             in_flight,
+            handles: Arc::default(),
         })
     }
 
     /// Record a finished request; one that matched no route is `other`.
     pub(crate) fn finished(&self, labels: Option<&CallLabels>, status: StatusCode, elapsed: Duration) {
-        let (route, method) = labels.map_or((OTHER, OTHER), |l| (&*l.route, l.method.as_str()));
-        self.requests.with_label_values(&[route, method, status.as_str()]).inc();
-        self.duration
-            .with_label_values(&[route, method])
-            .observe(elapsed.as_secs_f64());
+        let Some(labels) = labels else {
+            self.requests.with_label_values(&[OTHER, OTHER, status.as_str()]).inc();
+            self.duration
+                .with_label_values(&[OTHER, OTHER])
+                .observe(elapsed.as_secs_f64());
+            return;
+        };
+        let key = (labels.route.clone(), labels.method, status.as_u16());
+        let handles = self.handles.entry(key).or_insert_with(|| {
+            let (route, method) = (&*labels.route, labels.method.as_str());
+            (
+                self.requests.with_label_values(&[route, method, status.as_str()]),
+                self.duration.with_label_values(&[route, method]),
+            )
+        });
+        handles.0.inc();
+        handles.1.observe(elapsed.as_secs_f64());
     }
 
     /// The in-flight gauge.

@@ -54,7 +54,7 @@ pub(crate) fn intent(route: &Route, facts: &Facts) -> CallSummary {
 
 /// Fold the facts of a finished request into its summary, end its spans
 /// and hand the summary to the route's observers.
-pub(crate) fn finish(route: &Route, mut facts: Facts, rejection: Option<&Rejection>, sent: &Sent) {
+pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Rejection>, sent: &Sent) {
     let errors = answer_errors(rejection, sent);
     let mut summary = base(route, &facts, Stage::Complete);
     for (i, e) in summary.elements.iter_mut().enumerate() {

@@ -88,6 +88,7 @@ fn registered() -> BTreeMap<String, Described> {
         requests,
         duration,
         in_flight,
+        handles: _,
     } = &http;
     let collectors: [&dyn Collector; 3] = [requests, duration, in_flight];
     for c in collectors {

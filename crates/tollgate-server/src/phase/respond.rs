@@ -26,7 +26,7 @@ use crate::session::SessionClaims;
 use crate::{CallLabels, TEE_BYTES};
 
 /// Answer with the upstream's response `res`.
-pub(crate) async fn respond(route: &Arc<Route>, facts: Facts, mut res: Response) -> Response {
+pub(crate) async fn respond(route: &Arc<Route>, facts: Box<Facts>, mut res: Response) -> Response {
     let facts = if lists::filters(route, &facts) {
         // Boxed: reading and rewriting a whole list is the rare path.
         match Box::pin(lists::filter(route, &facts, res)).await {
@@ -46,7 +46,7 @@ pub(crate) async fn respond(route: &Arc<Route>, facts: Facts, mut res: Response)
 }
 
 /// Answer with a refusal.
-pub(crate) fn refuse(route: &Arc<Route>, facts: Facts, rejection: Rejection) -> Response {
+pub(crate) fn refuse(route: &Arc<Route>, facts: Box<Facts>, rejection: Rejection) -> Response {
     // A single message's id is echoed; a batch's refusal answers each
     // element, or carries a null id.
     let id = match facts.messages() {
@@ -85,7 +85,7 @@ fn seal(route: &Route, facts: &Facts, mut res: Response) -> Result<Response, Rej
 }
 
 /// Meter the response body; the call finishes when it ends.
-fn metered(route: &Arc<Route>, facts: Facts, mut res: Response, rejection: Option<Rejection>) -> Response {
+fn metered(route: &Arc<Route>, facts: Box<Facts>, mut res: Response, rejection: Option<Rejection>) -> Response {
     let family = facts.family();
     res.extensions_mut().insert(CallLabels {
         route: route.name.clone(),
