@@ -1,0 +1,23 @@
+//! Tollgate's catalog governance: what each upstream lists, which revision
+//! of each definition was approved and by whom, and whether a call may
+//! reach a definition.
+//!
+//! - [`definition`]: a tool, prompt, resource or template as listed, and
+//!   its [`Revision`] (SHA-256 of its RFC 8785 canonical JSON).
+//! - [`snapshot`]: what one upstream listed at one sync.
+//! - [`lock`]: the approvals of `catalog.lock`.
+//!
+//! The server's catalog gate (request path, between `identify` and
+//! `authorize`) and list filtering read this crate's decisions; the
+//! binary's `tollgate catalog` commands write the lock file. No HTTP
+//! status codes here.
+
+pub mod definition;
+mod error;
+pub mod lock;
+pub mod snapshot;
+
+pub use definition::{Definition, Hints, Kind, Revision};
+pub use error::{CatalogError, Result};
+pub use lock::{Approval, Lock};
+pub use snapshot::Snapshot;
