@@ -6,6 +6,8 @@
 //!   its [`Revision`] (SHA-256 of its RFC 8785 canonical JSON).
 //! - [`snapshot`]: what one upstream listed at one sync.
 //! - [`lock`]: the approvals of `catalog.lock`.
+//! - [`sync`]: the MCP conversation that lists an upstream's catalog.
+//! - [`gate`]: whether a call or a list entry may reach a definition.
 //!
 //! The server's catalog gate (request path, between `identify` and
 //! `authorize`) and list filtering read this crate's decisions; the
@@ -14,10 +16,14 @@
 
 pub mod definition;
 mod error;
+pub mod gate;
 pub mod lock;
 pub mod snapshot;
+pub mod sync;
 
 pub use definition::{Definition, Hints, Kind, Revision};
 pub use error::{CatalogError, Result};
+pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
 pub use lock::{Approval, Lock};
 pub use snapshot::Snapshot;
+pub use sync::{Outgoing, Reply, Transport, sync};

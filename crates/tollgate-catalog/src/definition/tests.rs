@@ -62,7 +62,11 @@ fn a_definition_is_named_by_its_kind_key() {
     assert_eq!((t.kind, t.key.as_str()), (Kind::Tool, "echo"));
     let r = Definition::new(Kind::Resource, json!({"uri": "demo://readme", "name": "readme"})).unwrap();
     assert_eq!(r.key, "demo://readme");
-    let tpl = Definition::new(Kind::ResourceTemplate, json!({"uriTemplate": "demo://x/{id}", "name": "x"})).unwrap();
+    let tpl = Definition::new(
+        Kind::ResourceTemplate,
+        json!({"uriTemplate": "demo://x/{id}", "name": "x"}),
+    )
+    .unwrap();
     assert_eq!(tpl.key, "demo://x/{id}");
     assert!(Definition::new(Kind::Tool, json!({"title": "no name"})).is_err());
     assert!(Definition::new(Kind::Resource, json!({"name": "no uri"})).is_err());
