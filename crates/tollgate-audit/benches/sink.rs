@@ -128,6 +128,7 @@ fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
                 policies: Arc::from([policy.clone()]),
             }),
             definition: Some(Arc::from("sha256:3b1f0c")),
+            catalog: None,
             rpc_error: None,
         }],
         trace_id: Some(Arc::from("4bf92f3577b34da6a3ce929d0e0e4736")),

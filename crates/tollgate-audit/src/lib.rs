@@ -44,7 +44,7 @@ pub use files::trail_files;
 pub use observer::AuditObserver;
 pub use otlp::OtlpSettings;
 pub use query::{Entry, Filter, Records, parse_time, query};
-pub use record::{CallRecord, CredentialKind, Decision, Outcome, Phase, PolicyMode, SCHEMA_VERSION};
+pub use record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION};
 pub use route::RouteAudit;
 pub use sink::{AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Recorded, SinkSettings};
 pub use tollgate_config::Durability;

@@ -14,7 +14,7 @@ use tollgate_core::{CallElement, CallObserver, CallSummary, McpMethod, PolicyVer
 
 use crate::capture::Capture;
 use crate::error::AuditError;
-use crate::record::{CallRecord, CredentialKind, Decision, Outcome, Phase, PolicyMode};
+use crate::record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode};
 use crate::route::RouteAudit;
 use crate::sink::{AuditHandle, Recorded};
 
@@ -78,6 +78,7 @@ impl AuditObserver {
                 name: None,
                 policy: None,
                 definition: None,
+                catalog: None,
                 rpc_error: s.answer.rpc_error,
             };
             return vec![self.record(s, phase, &unread, Share { index: 0, count: 1 })];
@@ -103,8 +104,16 @@ impl AuditObserver {
         rec.protocol_version = s.protocol_version.map(Cow::Borrowed);
         rec.method = method(e);
         rec.name = e.name.as_deref().map(str::to_owned);
-        if e.method == "tools/call" {
+        if matches!(e.method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
             rec.definition_hash.clone_from(&e.definition);
+        }
+        if let Some(c) = &e.catalog {
+            rec.definition_approved_by.clone_from(&c.approved_by);
+            rec.definition_approved_at = c.approved_at;
+            rec.gate = Some(Gate {
+                outcome: Cow::Borrowed(c.outcome),
+                mode: if c.enforced { PolicyMode::Enforce } else { PolicyMode::Observe },
+            });
         }
         rec.decision = decision(e.policy.as_ref());
         rec.credential = if s.forwarded || phase == Phase::Forwarding {

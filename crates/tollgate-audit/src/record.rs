@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_core::{Era, Principal};
 
 use crate::capture::Capture;
-use crate::serde_util::{era_opt, principal_opt, timestamp};
+use crate::serde_util::{era_opt, principal_opt, timestamp, timestamp_opt};
 
 /// Version of the record schema, written as `v` on every line.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -71,9 +71,19 @@ pub struct CallRecord {
     /// Tool or prompt name, or resource URI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// SHA-256 of the approved definition in effect (from the catalog).
+    /// The revision of the called definition the call ran against: the
+    /// approved one under catalog governance, else the one listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition_hash: Option<Arc<str>>,
+    /// Who approved that revision (catalog governance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition_approved_by: Option<Arc<str>>,
+    /// When it was approved.
+    #[serde(default, with = "timestamp_opt", skip_serializing_if = "Option::is_none")]
+    pub definition_approved_at: Option<SystemTime>,
+    /// The catalog gate's verdict on the called definition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
     /// The authorization decision.
     #[serde(default)]
     pub decision: Decision,
@@ -135,6 +145,9 @@ impl CallRecord {
             method: None,
             name: None,
             definition_hash: None,
+            definition_approved_by: None,
+            definition_approved_at: None,
+            gate: None,
             decision: Decision::default(),
             credential: CredentialKind::None,
             status: None,
@@ -182,6 +195,18 @@ impl CallRecord {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
     }
+}
+
+/// The catalog gate's verdict on a call's definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    /// `approved`, `quarantined` (not approved: new), `blocked` (listed at
+    /// another revision than the approved one) or `unlisted` (approved, not
+    /// in the upstream's latest list).
+    pub outcome: Cow<'static, str>,
+    /// `enforce` (a quarantined or blocked call was refused) or `observe`
+    /// (it went ahead).
+    pub mode: PolicyMode,
 }
 
 /// Whether a record closes a call or announces it (strict mode).

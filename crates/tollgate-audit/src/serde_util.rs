@@ -17,6 +17,26 @@ pub(crate) mod timestamp {
     }
 }
 
+/// `Option<SystemTime>` as [`timestamp`].
+pub(crate) mod timestamp_opt {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => super::timestamp::serialize(t, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Error> {
+        let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(d)?;
+        text.map(|t| humantime::parse_rfc3339_weak(&t).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
 /// `Option<Era>` as `"modern"` / `"legacy"`.
 pub(crate) mod era_opt {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -42,6 +42,7 @@ fn batch(stage: Stage) -> CallSummary {
         name: Some("create_issue".into()),
         policy: None,
         definition: None,
+        catalog: None,
         rpc_error: None,
     };
     CallSummary {

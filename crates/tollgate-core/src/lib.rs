@@ -16,4 +16,6 @@ mod summary;
 pub use call::{CallIdentity, Era, McpMethod};
 pub use error::{Classify, ErrorKind};
 pub use principal::{Principal, PrincipalKind};
-pub use summary::{Answer, CallElement, CallObserver, CallSummary, Hidden, Payload, PolicyVerdict, Stage};
+pub use summary::{
+    Answer, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage,
+};

@@ -51,6 +51,26 @@ impl PolicyVerdict {
     }
 }
 
+/// What the catalog gate found for a call's definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogVerdict {
+    /// `approved`, `quarantined`, `blocked` or `unlisted`.
+    pub outcome: &'static str,
+    /// Whether the route enforces the gate (`false` in observe mode).
+    pub enforced: bool,
+    /// Who approved the revision in effect, when one is approved.
+    pub approved_by: Option<Arc<str>>,
+    /// When it was approved.
+    pub approved_at: Option<SystemTime>,
+}
+
+impl CatalogVerdict {
+    /// Whether the call went ahead as far as the catalog goes.
+    pub fn proceeds(&self) -> bool {
+        !self.enforced || matches!(self.outcome, "approved" | "unlisted")
+    }
+}
+
 /// One JSON-RPC message of the request (one per element of a batch).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallElement {
@@ -66,9 +86,12 @@ pub struct CallElement {
     /// The policy decision; `None` when no policy decided it (no policies
     /// configured, or the request was refused before authorization).
     pub policy: Option<PolicyVerdict>,
-    /// The definition revision of the called tool (`sha256:…`) when the
-    /// catalog knows it.
+    /// The revision (`sha256:…`) of the called tool, prompt or resource's
+    /// definition the call ran against: the approved one under catalog
+    /// governance, else the one the upstream lists.
     pub definition: Option<Arc<str>>,
+    /// The catalog gate's verdict (routes with governance on).
+    pub catalog: Option<CatalogVerdict>,
     /// The JSON-RPC error code answered to this message, if any.
     pub rpc_error: Option<i64>,
 }
@@ -166,7 +189,8 @@ impl CallSummary {
     /// stopped it, `error` when the answer (or the element's JSON-RPC
     /// reply) is an error, `ok` otherwise.
     pub fn outcome(&self, element: Option<&CallElement>) -> &'static str {
-        if element.and_then(|e| e.policy.as_ref()).is_some_and(|p| !p.proceeds()) {
+        let refused_by_catalog = element.and_then(|e| e.catalog.as_ref()).is_some_and(|c| !c.proceeds());
+        if refused_by_catalog || element.and_then(|e| e.policy.as_ref()).is_some_and(|p| !p.proceeds()) {
             "denied"
         } else if self.answer.status >= 400 || element.is_some_and(|e| e.rpc_error.is_some()) {
             "error"

@@ -52,6 +52,7 @@ fn element(id: u32) -> CallElement {
             policies: Arc::from([Arc::<str>::from("payments-may-file-issues")]),
         }),
         definition: Some(Arc::from("sha256:3b1f0c")),
+        catalog: None,
         rpc_error: None,
     }
 }

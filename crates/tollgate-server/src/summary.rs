@@ -127,6 +127,7 @@ fn elements(route: &Route, facts: &Facts) -> Vec<CallElement> {
                 name: None,
                 policy: facts.decisions.first().and_then(Option::as_ref).map(verdict),
                 definition: None,
+                catalog: None,
                 rpc_error: None,
             }],
             None => Vec::new(),

@@ -60,6 +60,7 @@ fn element(id: &str, method: &str, name: Option<&str>) -> CallElement {
         name: name.map(Into::into),
         policy: None,
         definition: None,
+        catalog: None,
         rpc_error: None,
     }
 }
@@ -347,4 +348,31 @@ fn batches_and_lists_are_not_captured() {
         s.elements = vec![element("9", method, Some("x"))];
         assert!(o.records(&s)[0].capture.is_some(), "{method}");
     }
+}
+
+#[test]
+fn a_governed_call_names_its_approved_revision_approver_and_verdict() {
+    let mut s = tools_call();
+    let approved_at = std::time::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
+    s.elements[0].definition = Some(Arc::from("sha256:ab"));
+    s.elements[0].catalog = Some(tollgate_core::CatalogVerdict {
+        outcome: "blocked",
+        enforced: true,
+        approved_by: Some(Arc::from("alice@example.com")),
+        approved_at: Some(approved_at),
+    });
+    let rec = &observer("").records(&s)[0];
+    assert_eq!(rec.definition_hash.as_deref(), Some("sha256:ab"));
+    assert_eq!(rec.definition_approved_by.as_deref(), Some("alice@example.com"));
+    assert_eq!(rec.definition_approved_at, Some(approved_at));
+    let gate = rec.gate.as_ref().unwrap();
+    assert_eq!((gate.outcome.as_ref(), gate.mode), ("blocked", PolicyMode::Enforce));
+    let line = serde_json::to_string(rec).unwrap();
+    assert!(line.contains(r#""gate":{"outcome":"blocked","mode":"enforce"}"#), "{line}");
+    assert!(line.contains(r#""definition_approved_at":"2026-"#), "{line}");
+    let back: CallRecord = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (&back.gate, &back.definition_approved_by, back.definition_approved_at),
+        (&rec.gate, &rec.definition_approved_by, rec.definition_approved_at)
+    );
 }

@@ -33,6 +33,7 @@ fn element(method: &str, name: Option<&str>) -> CallElement {
         name: name.map(Into::into),
         policy: None,
         definition: None,
+        catalog: None,
         rpc_error: None,
     }
 }

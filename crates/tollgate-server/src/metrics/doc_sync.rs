@@ -147,6 +147,7 @@ fn every_call_metric() -> CallSummary {
             name: Some("t".into()),
             policy: Some(denied),
             definition: None,
+            catalog: None,
             rpc_error: None,
         }],
         trace_id: None,
