@@ -169,6 +169,7 @@ fn element(route: &Route, m: &Message, decision: Option<&Decision>) -> CallEleme
         name: m.name.clone(),
         policy: decision.map(verdict),
         definition,
+        catalog: None,
         rpc_error: None,
     }
 }
