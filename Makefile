@@ -4,7 +4,7 @@
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/tollgate-target
 CARGO ?= cargo
 
-.PHONY: run build test test-deps fmt fmt-check lint policy-check nextest doctest bench schema clean
+.PHONY: run build test test-deps fmt fmt-check lint policy-check nextest doctest bench callgrind schema clean
 
 run: build
 	scripts/run-demo.sh
@@ -39,6 +39,17 @@ doctest:
 
 bench:
 	bench/run.sh
+
+# Instructions per request under callgrind, per arm, against
+# bench/callgrind-baseline.json; fails on a rise above 3 %. Builds the
+# `callgrind` profile (release + line tables); BENCH_SKIP_BUILD=1 or
+# TOLLGATE_BIN=path use an existing binary. CALLGRIND_UPDATE_BASELINE=1
+# rewrites the baseline. See bench/README.md.
+callgrind:
+	@if [ -z "$$TOLLGATE_BIN" ] && [ "$${BENCH_SKIP_BUILD:-0}" = 0 ]; then \
+	  echo "[callgrind] building the callgrind profile" >&2; \
+	  $(CARGO) build --profile callgrind --locked -p tollgate; fi
+	TOLLGATE_BIN="$${TOLLGATE_BIN:-$(CARGO_TARGET_DIR)/callgrind/tollgate}" python3 bench/callgrind.py
 
 schema:
 	@$(CARGO) run --quiet --locked -p tollgate -- schema
