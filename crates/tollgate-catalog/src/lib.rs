@@ -24,6 +24,6 @@ pub mod sync;
 pub use definition::{Definition, Hints, Kind, Revision};
 pub use error::{CatalogError, Result};
 pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
-pub use lock::{Approval, Lock};
+pub use lock::{Approval, Lock, LockError, LockErrors};
 pub use snapshot::Snapshot;
 pub use sync::{Outgoing, Reply, Transport, sync};
