@@ -20,6 +20,7 @@ mod classify;
 mod error;
 pub mod headers;
 mod jsonrpc;
+pub mod params;
 mod scan;
 pub mod sse;
 mod version;
@@ -29,5 +30,6 @@ pub use classify::{Call, CallPlan, classify_post, supported_versions, unsupporte
 pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value};
 pub use jsonrpc::{RequestId, error_body};
+pub use params::{ParamHeader, ParamKind, check_params, param_headers, tool_arguments};
 pub use scan::{Message, MessageKind, Scanned, scan};
 pub use version::{ProtocolVersion, Versions};
