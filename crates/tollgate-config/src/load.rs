@@ -185,7 +185,20 @@ fn validate(c: &Config, out: &mut Problems) {
         }
     }
     validate_servers(c, out);
+    validate_catalog(c, out);
     auth::validate(c, out);
+}
+
+fn validate_catalog(c: &Config, out: &mut Problems) {
+    if c.catalog.lock.as_os_str().is_empty() {
+        out.push((key(&["catalog", "lock"]), "must not be empty".into()));
+    }
+    if c.catalog.sync_timeout > c.catalog.sync_interval {
+        out.push((
+            key(&["catalog", "sync_timeout"]),
+            "must not exceed catalog.sync_interval (a sync would still run when the next one starts)".into(),
+        ));
+    }
 }
 
 fn validate_servers(c: &Config, out: &mut Problems) {

@@ -13,6 +13,7 @@ use url::Url;
 use crate::SecretSource;
 use crate::audit::{Audit, ServerAudit};
 use crate::auth::{Auth, Credential, DevIssuer, ServerAuth};
+use crate::catalog::{Catalog, CatalogMode};
 use crate::policy::{Policy, ServerPolicy};
 use crate::tracing::Tracing;
 
@@ -55,6 +56,10 @@ pub struct Config {
     /// OpenTelemetry traces over OTLP/HTTP (off by default).
     #[serde(default)]
     pub tracing: Tracing,
+    /// Catalog governance: the lock of approved definitions and the gate
+    /// (off by default).
+    #[serde(default)]
+    pub catalog: Catalog,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,
@@ -84,6 +89,12 @@ impl Config {
             .auth
             .required
             .unwrap_or(!self.auth.issuers.is_empty() || self.dev_issuer.enabled)
+    }
+
+    /// The catalog gate in force on `server`: its own `catalog`, else
+    /// `[catalog] mode`.
+    pub fn catalog_mode(&self, server: &Server) -> CatalogMode {
+        server.catalog.unwrap_or(self.catalog.mode)
     }
 
     /// The development issuer's URL when it is enabled.
@@ -308,6 +319,10 @@ pub struct Server {
     /// What this server's audit records say about it and capture.
     #[serde(default)]
     pub audit: ServerAudit,
+    /// This route's catalog gate (`off`, `observe` or `enforce`); default:
+    /// `[catalog] mode`.
+    #[serde(default)]
+    pub catalog: Option<CatalogMode>,
 }
 
 fn default_true() -> bool {
