@@ -6,6 +6,7 @@
 //!   its [`Revision`] (SHA-256 of its RFC 8785 canonical JSON).
 //! - [`snapshot`]: what one upstream listed at one sync.
 //! - [`lock`]: the approvals of `catalog.lock`.
+//! - [`poison`]: checks for text aimed at the model (tool poisoning).
 //! - [`sync`]: the MCP conversation that lists an upstream's catalog.
 //! - [`gate`]: whether a call or a list entry may reach a definition.
 //!
@@ -18,6 +19,7 @@ pub mod definition;
 mod error;
 pub mod gate;
 pub mod lock;
+pub mod poison;
 pub mod snapshot;
 pub mod sync;
 
@@ -25,5 +27,6 @@ pub use definition::{Definition, Hints, Kind, Revision};
 pub use error::{CatalogError, Result};
 pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
 pub use lock::{Approval, Lock, LockError, LockErrors};
+pub use poison::{Check, CheckContext, Finding, check};
 pub use snapshot::Snapshot;
 pub use sync::{Outgoing, Reply, Transport, sync};
