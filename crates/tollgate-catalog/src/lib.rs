@@ -7,6 +7,8 @@
 //! - [`snapshot`]: what one upstream listed at one sync.
 //! - [`lock`]: the approvals of `catalog.lock`.
 //! - [`poison`]: checks for text aimed at the model (tool poisoning).
+//! - [`diff`]: new, changed, removed and renamed definitions against the
+//!   lock, for review.
 //! - [`sync`]: the MCP conversation that lists an upstream's catalog.
 //! - [`gate`]: whether a call or a list entry may reach a definition.
 //!
@@ -16,6 +18,7 @@
 //! status codes here.
 
 pub mod definition;
+pub mod diff;
 mod error;
 pub mod gate;
 pub mod lock;
@@ -24,6 +27,7 @@ pub mod snapshot;
 pub mod sync;
 
 pub use definition::{Definition, Hints, Kind, Revision};
+pub use diff::{CatalogDiff, diff, diff_with};
 pub use error::{CatalogError, Result};
 pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
 pub use lock::{Approval, Lock, LockError, LockErrors};

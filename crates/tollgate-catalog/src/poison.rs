@@ -364,6 +364,13 @@ fn excerpt(text: &str, start: usize, end: usize, note: Option<&str>) -> String {
     out
 }
 
+/// `text` as a reader can see it (see [`printable`]).
+pub(crate) fn printable_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    text.chars().for_each(|c| printable(c, &mut out));
+    out
+}
+
 /// `c` as a reader can see it: invisible and control characters as
 /// `<U+XXXX>`, line breaks as `\n`.
 fn printable(c: char, out: &mut String) {
