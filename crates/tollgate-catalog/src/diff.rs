@@ -168,17 +168,18 @@ pub fn diff_with(lock: &Lock, snapshot: &Snapshot, context: &CheckContext) -> Ca
             }),
         }
     }
-    out.added = new
-        .into_iter()
-        .map(|live| Added {
-            kind: live.kind,
-            key: live.key.clone(),
-            revision: live.revision.clone(),
-            definition: live.body.clone(),
-            findings: check(live, context),
-        })
-        .collect();
+    out.added = new.into_iter().map(|live| added(live, context)).collect();
     out
+}
+
+fn added(live: &Definition, context: &CheckContext) -> Added {
+    Added {
+        kind: live.kind,
+        key: live.key.clone(),
+        revision: live.revision.clone(),
+        definition: live.body.clone(),
+        findings: check(live, context),
+    }
 }
 
 fn changed(approval: &Approval, live: &Definition, context: &CheckContext) -> Changed {

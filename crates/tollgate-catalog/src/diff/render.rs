@@ -22,14 +22,12 @@ pub(super) fn text(d: &CatalogDiff) -> String {
         let _ = writeln!(out, "server {:?}: no difference from the lock", d.server);
         return out;
     }
+    let counts = [d.added.len(), d.changed.len(), d.removed.len(), d.renamed.len()];
+    let [new, changed, removed, renamed] = counts;
     let _ = writeln!(
         out,
-        "server {:?}: {} new, {} changed, {} removed, {} renamed",
-        d.server,
-        d.added.len(),
-        d.changed.len(),
-        d.removed.len(),
-        d.renamed.len()
+        "server {:?}: {new} new, {changed} changed, {removed} removed, {renamed} renamed",
+        d.server
     );
     for a in &d.added {
         let _ = writeln!(out, "\nnew {} {:?} ({})", a.kind, a.key, a.revision);

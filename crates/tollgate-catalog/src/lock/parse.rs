@@ -140,16 +140,7 @@ fn entry<'t>(report: &mut Report<'_>, i: usize, item: Field<'t>) -> Option<Appro
         );
         return None;
     };
-    let mut fields = [None; 8];
-    for (k, v) in table {
-        match KEYS.iter().position(|name| k.get_ref() == *name) {
-            Some(n) => fields[n] = Some(v),
-            None => {
-                let message = format!("unknown key; expected one of {}", KEYS.join(", "));
-                report.push(k.span().start, format!("{path}.{}", k.get_ref()), message);
-            }
-        }
-    }
+    let fields = known_fields(report, &path, table);
     let mut e = Entry {
         report,
         path,
@@ -180,6 +171,21 @@ fn entry<'t>(report: &mut Report<'_>, i: usize, item: Field<'t>) -> Option<Appro
         note,
         definition: definition?,
     })
+}
+
+/// The values of the [`KEYS`] in `table`; other keys are reported.
+fn known_fields<'t>(report: &mut Report<'_>, path: &str, table: &'t DeTable<'t>) -> [Option<Field<'t>>; 8] {
+    let mut fields = [None; 8];
+    for (k, v) in table {
+        match KEYS.iter().position(|name| k.get_ref() == *name) {
+            Some(n) => fields[n] = Some(v),
+            None => {
+                let message = format!("unknown key; expected one of {}", KEYS.join(", "));
+                report.push(k.span().start, format!("{path}.{}", k.get_ref()), message);
+            }
+        }
+    }
+    fields
 }
 
 impl<'t> Entry<'_, '_, 't> {
