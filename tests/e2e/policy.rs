@@ -145,15 +145,33 @@ async fn a_forged_mcp_name_cannot_bypass_a_deny_when_headers_are_verified() {
 #[tokio::test]
 async fn argument_rules_are_enforced_from_mcp_param_headers_without_reading_the_body() {
     let (issuer, stub) = (TestIssuer::new(), Stub::spawn().await);
+    // The approved definition of push_files mirrors `repo` in Mcp-Param-Repo:
+    // only a header the approved schema declares reaches the policies.
+    let lock = tempfile::tempdir().unwrap();
+    let lock_path = lock.path().join("catalog.lock");
+    let push_files = json!({"name": "push_files", "inputSchema": {"type": "object",
+        "properties": {"repo": {"type": "string", "x-mcp-header": "Repo"}}}});
+    let mut approved = tollgate_catalog::Lock::default();
+    let definition = tollgate_catalog::Definition::new(tollgate_catalog::Kind::Tool, push_files).unwrap();
+    approved.approve(
+        "github",
+        &definition,
+        "sec@example.com",
+        std::time::SystemTime::now(),
+        None,
+    );
+    std::fs::write(&lock_path, approved.to_toml()).unwrap();
     let gw = TestGateway::spawn(&format!(
-        "{}\n[policy]\ndir = \"{}\"\n\n[[servers]]\nname = \"github\"\nurl = \"{}/json\"\nheader_trust = \"upstream\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
+        "{}\n[policy]\ndir = \"{}\"\n[catalog]\nmode = \"enforce\"\nlock = \"{}\"\n\n[[servers]]\nname = \"github\"\nurl = \"{}/json\"\nheader_trust = \"upstream\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
         issuer.config(),
         repo_root().join("policies/examples").display(),
+        lock_path.display(),
         stub.base
     ))
     .await;
-    // mcp:admin: push_files is not listed yet, so it counts as destructive
-    // (the cautious MCP default) and 04-destructive-needs-admin applies.
+    // mcp:admin: push_files declares no annotations, so it counts as
+    // destructive (the cautious MCP default) and 04-destructive-needs-admin
+    // applies.
     let token = issuer.token("carol", &["mcp:tools", "mcp:admin"], &["github"]);
     let push = |repo: &str| {
         let mut h = modern_headers("tools/call", Some("push_files"));
@@ -166,14 +184,24 @@ async fn argument_rules_are_enforced_from_mcp_param_headers_without_reading_the_
             .body("this body is never parsed")
             .send()
     };
+    let forwarded = |seen: Vec<tollgate_e2e::stub::Seen>| {
+        // The catalog sync's own requests (server/discover, initialize, …)
+        // reach the stub too; the forwarded call is the one with the body.
+        seen.into_iter()
+            .filter(|s| &s.body[..] == b"this body is never parsed")
+            .collect::<Vec<_>>()
+    };
     let res = push("acme/prod-api").await.unwrap();
     let body = assert_rpc_error(res, 200, -32602, json!(null)).await;
     assert_eq!(body["error"]["message"], "Unknown tool: push_files");
-    assert!(stub.seen().await.is_empty(), "a denied call is never forwarded");
+    assert!(
+        forwarded(stub.seen().await).is_empty(),
+        "a denied call is never forwarded"
+    );
 
     let res = push("acme/dev-api").await.unwrap();
     assert_eq!(res.status(), 200);
-    let seen = stub.seen().await;
+    let seen = forwarded(stub.seen().await);
     assert_eq!(seen.len(), 1, "the allowed call is forwarded untouched");
     assert_eq!(seen[0].headers["mcp-param-repo"], "acme/dev-api");
 }

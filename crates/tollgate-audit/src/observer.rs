@@ -112,7 +112,11 @@ impl AuditObserver {
             rec.definition_approved_at = c.approved_at;
             rec.gate = Some(Gate {
                 outcome: Cow::Borrowed(c.outcome),
-                mode: if c.enforced { PolicyMode::Enforce } else { PolicyMode::Observe },
+                mode: if c.enforced {
+                    PolicyMode::Enforce
+                } else {
+                    PolicyMode::Observe
+                },
             });
         }
         rec.decision = decision(e.policy.as_ref());

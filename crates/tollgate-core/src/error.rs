@@ -44,6 +44,10 @@ pub enum ErrorKind {
     /// The policies deny the call: answered like an unknown tool, prompt or
     /// resource so that a caller cannot probe for hidden names.
     PolicyDenied,
+    /// The catalog gate refuses the call: the definition it names is not
+    /// approved (quarantined: answered like an unknown name) or changed
+    /// since it was approved (blocked).
+    NotApproved,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -74,7 +78,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 25] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -88,6 +92,7 @@ impl ErrorKind {
         ErrorKind::InsufficientScope,
         ErrorKind::AuthUnavailable,
         ErrorKind::PolicyDenied,
+        ErrorKind::NotApproved,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -117,6 +122,7 @@ impl ErrorKind {
             ErrorKind::InsufficientScope => "insufficient_scope",
             ErrorKind::AuthUnavailable => "auth_unavailable",
             ErrorKind::PolicyDenied => "policy_denied",
+            ErrorKind::NotApproved => "not_approved",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

@@ -1,5 +1,8 @@
 //! The admin listener: `/healthz`, `/readyz` (serving, issuer keys loaded,
-//! and in strict audit mode a healthy audit sink) and `/metrics`.
+//! and in strict audit mode a healthy audit sink; `?detail` adds each
+//! check and each route's catalog sync as JSON), `/metrics`, and
+//! `/catalog` (per route: the gate, the sync, and every definition with
+//! its verdict).
 //!
 //! Kept off the public listener so that operations endpoints are never
 //! exposed with MCP traffic.
@@ -8,13 +11,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::State;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use prometheus::{Encoder, Registry, TextEncoder};
 use tollgate_auth::{Authenticator, DevIssuer};
+
+use crate::catalog::Approvals;
+use crate::catalog::reload::LockFile;
+use crate::catalog::report;
+use crate::route::Route;
 
 /// Whether the gateway should receive traffic: set once the configuration
 /// is loaded and the listeners are bound, cleared when draining starts.
@@ -42,6 +50,11 @@ pub(crate) struct AdminState {
     /// In strict durability, ready also requires a healthy audit sink
     /// (calls would be refused otherwise).
     pub(crate) audit: tollgate_audit::AuditHandle,
+    /// The routes, for their catalogs.
+    pub(crate) routes: Vec<Arc<Route>>,
+    /// The approved definitions and their file.
+    pub(crate) approvals: Arc<Approvals>,
+    pub(crate) lock: Arc<LockFile>,
 }
 
 /// The admin router. With the development issuer enabled, it also serves
@@ -50,7 +63,8 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
     let mut router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics));
+        .route("/metrics", get(metrics))
+        .route("/catalog", get(catalog));
     if let Some(dev) = dev {
         let jwks = Json(dev.jwks());
         let discovery = Json(serde_json::json!({
@@ -68,13 +82,40 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
     router.with_state(state)
 }
 
-async fn readyz(State(s): State<AdminState>) -> impl IntoResponse {
+async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
+    let serving = s.ready.get();
     let audit_ok = s.audit.durability() != tollgate_audit::Durability::Strict || s.audit.is_healthy();
-    if s.ready.get() && audit_ok && s.authn.as_ref().is_none_or(|a| a.is_ready()) {
-        (StatusCode::OK, "ready\n")
+    let issuers_ok = s.authn.as_ref().is_none_or(|a| a.is_ready());
+    let ready = serving && audit_ok && issuers_ok;
+    let status = if ready {
+        StatusCode::OK
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let detail = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some("detail")));
+    if !detail {
+        return (status, if ready { "ready\n" } else { "not ready\n" }).into_response();
     }
+    // Catalog syncs are reported, not required: a gate with an old or no
+    // snapshot still only lets approved definitions through.
+    let catalogs: serde_json::Map<String, serde_json::Value> = s
+        .routes
+        .iter()
+        .map(|r| (r.name.to_string(), report::sync_json(r)))
+        .collect();
+    let detail = serde_json::json!({
+        "ready": ready,
+        "checks": {"serving": serving, "issuer_keys": issuers_ok, "audit": audit_ok},
+        "catalogs": catalogs,
+    });
+    (status, Json(detail)).into_response()
+}
+
+async fn catalog(State(s): State<AdminState>) -> Json<serde_json::Value> {
+    let lock = s.approvals.current();
+    Json(report::catalog_json(&s.routes, &lock, &s.lock))
 }
 
 async fn metrics(State(s): State<AdminState>) -> impl IntoResponse {

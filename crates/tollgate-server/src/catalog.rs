@@ -1,179 +1,238 @@
-//! What the gateway has learned of each upstream's tools from the
-//! `tools/list` answers it filtered (request path step 12): each tool's
-//! annotations, for the policies of later calls (step 8); the hash of its
-//! definition, for the audit records of its calls (step 13); and the set of
-//! known names, which bounds the `tool` label of metrics.
+//! The catalog of each route as the request path sees it: what the
+//! upstream lists (the latest [`Snapshot`], kept fresh by the sync service
+//! in `catalog/service.rs`) and what `catalog.lock` approves
+//! ([`Approvals`], shared by every route, reloaded on change).
 //!
-//! Routes with policies learn from the list answers they filter; routes
-//! without learn from the answer's copy once it has been sent
-//! ([`Catalog::learn_answer`]), and only when it changed: the answer's
-//! result is fingerprinted, and one identical to the last learned is not
-//! parsed again.
+//! The catalog gate (`phase::gate`) judges each call's definition against
+//! both; list filtering (`lists`) judges each listed entry; policies read
+//! the approved definition's annotations; the audit record names the
+//! approved revision. A list answer that shows a definition other than the
+//! snapshot's, or a `notifications/*/list_changed` passing through, asks
+//! for a new sync ([`RouteCatalog::wake`]).
 //!
-//! The upstream is an approved server, so its own declarations are the best
-//! knowledge the gateway has until a governed catalog pins them. A tool
-//! never listed has unknown annotations: the cautious MCP defaults apply
-//! (not read-only, destructive).
+//! A route with the gate off is not synced (the gateway does not talk to
+//! its upstream on its own): its snapshot is learned from the list answers
+//! that pass through ([`RouteCatalog::learn`]), once per change, so that
+//! records still name the listed revision and policies the listed
+//! annotations — the upstream's word, which is what governance is off for.
 
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash as _, Hasher as _};
-use std::sync::{Arc, LazyLock};
+pub(crate) mod reload;
+pub(crate) mod report;
+pub(crate) mod service;
+pub(crate) mod transport;
 
-use dashmap::DashMap;
-use serde_json::Value;
-use tollgate_audit::Hash;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::SystemTime;
+
+use arc_swap::ArcSwap;
+use memchr::memmem::Finder;
+use tokio::sync::Notify;
+use tollgate_catalog::{Definition, Kind, Lock, Mode, Outcome, Snapshot};
 use tollgate_policy::ToolAnnotations;
 
-use tollgate_mcp::answer_messages;
-
-/// Most tools remembered per route; further names are not learned (their
-/// calls get default annotations and the metrics label `other`).
-pub(crate) const MAX_TOOLS_PER_ROUTE: usize = 4096;
-
-/// One listed tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Tool {
-    pub(crate) annotations: ToolAnnotations,
-    /// `sha256:` and the hex SHA-256 of the tool's entry in the list (keys
-    /// sorted, compact JSON): which revision of the definition was in effect.
-    pub(crate) definition: Arc<str>,
+/// The state of one route's sync.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SyncStatus {
+    /// When the last sync started.
+    pub(crate) last_attempt: Option<SystemTime>,
+    /// When a sync last succeeded.
+    pub(crate) last_success: Option<SystemTime>,
+    /// Why the last sync failed, if it did.
+    pub(crate) last_error: Option<String>,
+    /// Syncs that succeeded, and failed.
+    pub(crate) successes: u64,
+    /// Syncs that failed.
+    pub(crate) failures: u64,
+    /// Poisoning findings of the last good snapshot, by check.
+    pub(crate) findings: Vec<(&'static str, usize)>,
 }
 
-/// A tool entry's `annotations`, with the MCP defaults for absent hints.
-pub(crate) fn annotations(tool: &Value) -> ToolAnnotations {
-    let a = tool.get("annotations");
-    let hint = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
-    ToolAnnotations::from_hints(
-        hint("readOnlyHint"),
-        hint("destructiveHint"),
-        hint("idempotentHint"),
-        hint("openWorldHint"),
-    )
+/// One route's catalog.
+#[derive(Debug)]
+pub(crate) struct RouteCatalog {
+    /// How the route applies the gate.
+    pub(crate) mode: Mode,
+    snapshot: ArcSwap<Snapshot>,
+    status: Mutex<SyncStatus>,
+    wake: Notify,
+    /// Set when the route trusts headers (`header_trust = "upstream"`)
+    /// but its upstream does not speak 2026-07-28: the route then verifies.
+    trust_refused: AtomicBool,
+    /// Gate verdicts other than approved, by where (calls, list entries)
+    /// and outcome.
+    counts: [[AtomicU64; 4]; 2],
+    /// The last list answer learned, per kind (routes with the gate off).
+    pages: Mutex<[Option<bytes::Bytes>; 4]>,
 }
 
-impl Tool {
-    /// The tool as its `tools/list` entry declares it.
-    pub(crate) fn from_entry(entry: &Value, annotations: ToolAnnotations) -> Tool {
-        let mut canonical = entry.clone();
-        canonical.sort_all_objects();
-        let hash = Hash::of_line(canonical.to_string().as_bytes());
-        Tool {
-            annotations,
-            definition: Arc::from(format!("sha256:{hash}")),
+/// Where a list answer's result starts.
+static RESULT_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"result\""));
+
+/// Where a gate verdict was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Judged {
+    /// A call.
+    Call,
+    /// An entry of a list answer.
+    Listed,
+}
+
+impl Judged {
+    pub(crate) const ALL: [Judged; 2] = [Judged::Call, Judged::Listed];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Judged::Call => "call",
+            Judged::Listed => "list",
         }
     }
 }
 
-/// Learned tools, per route.
-#[derive(Debug, Default)]
-pub(crate) struct Catalog {
-    routes: DashMap<Arc<str>, HashMap<Arc<str>, Tool>>,
-    /// The fingerprint of the last whole answer learned, per route.
-    learned: DashMap<Arc<str>, u64>,
-}
+/// The gate's outcomes, in counter order.
+pub(crate) const OUTCOMES: [Outcome; 4] = [
+    Outcome::Approved,
+    Outcome::Quarantined,
+    Outcome::Blocked,
+    Outcome::Unlisted,
+];
 
-/// A fingerprint of an answer's results: each message from its `"result"`
-/// key on (the `id` before it differs from call to call).
-fn fingerprint(body: &[u8], sse: bool) -> u64 {
-    static RESULT_KEY: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(b"\"result\""));
-    let mut h = DefaultHasher::new();
-    for msg in answer_messages(body, sse) {
-        let from = RESULT_KEY.find(&msg).unwrap_or(0);
-        msg[from..].hash(&mut h);
-    }
-    h.finish()
-}
-
-impl Catalog {
-    /// The annotations `route`'s upstream declared for `tool`.
-    pub(crate) fn annotations(&self, route: &str, tool: &str) -> Option<ToolAnnotations> {
-        Some(self.routes.get(route)?.get(tool)?.annotations)
+impl RouteCatalog {
+    /// The catalog of `server`, nothing synced yet.
+    pub(crate) fn new(server: &str, mode: Mode) -> RouteCatalog {
+        RouteCatalog {
+            mode,
+            snapshot: ArcSwap::from_pointee(Snapshot::empty(server)),
+            status: Mutex::new(SyncStatus::default()),
+            wake: Notify::new(),
+            trust_refused: AtomicBool::new(false),
+            counts: Default::default(),
+            pages: Mutex::default(),
+        }
     }
 
-    /// The definition hash of `tool` as `route`'s upstream last listed it.
-    pub(crate) fn definition(&self, route: &str, tool: &str) -> Option<Arc<str>> {
-        Some(self.routes.get(route)?.get(tool)?.definition.clone())
+    /// Count a gate verdict.
+    pub(crate) fn count(&self, judged: Judged, outcome: Outcome) {
+        let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(0);
+        self.counts[usize::from(judged == Judged::Listed)][i].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Remember the tools of a whole `tools/list` answer (JSON or SSE) that
-    /// was passed on unread: on routes without policies the answer is not
-    /// filtered, and is read here after it was sent. Messages that do not
-    /// parse teach nothing.
-    pub(crate) fn learn_answer(&self, route: &str, body: &[u8], sse: bool) {
-        let print = fingerprint(body, sse);
-        if self.learned.get(route).is_some_and(|p| *p == print) {
+    /// The verdicts counted so far.
+    pub(crate) fn counted(&self, judged: Judged, outcome: Outcome) -> u64 {
+        let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(0);
+        self.counts[usize::from(judged == Judged::Listed)][i].load(Ordering::Relaxed)
+    }
+
+    /// The latest snapshot.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load_full()
+    }
+
+    /// The definition of `kind` named `key` the upstream lists today.
+    pub(crate) fn live(&self, kind: Kind, key: &str) -> Option<Definition> {
+        self.snapshot.load().get(kind, key).cloned()
+    }
+
+    /// Put a new snapshot in force.
+    pub(crate) fn replace(&self, snapshot: Snapshot) {
+        self.snapshot.store(Arc::new(snapshot));
+    }
+
+    /// Learn one page of a list answer that passed through (routes with
+    /// the gate off): its definitions are added to the snapshot or replace
+    /// the ones of the same name.
+    pub(crate) fn learn(&self, definitions: Vec<Definition>) {
+        if definitions.is_empty() {
             return;
         }
-        self.learned.insert(Arc::from(route), print);
-        let messages = answer_messages(body, sse).filter_map(|m| serde_json::from_slice::<Value>(&m).ok());
-        for msg in messages {
-            let Some(tools) = msg.pointer("/result/tools").and_then(Value::as_array) else {
-                continue;
-            };
-            let learned = tools.iter().filter_map(|t| {
-                let name = t.get("name")?.as_str()?;
-                Some((name, Tool::from_entry(t, annotations(t))))
-            });
-            self.learn(route, learned);
+        self.snapshot.rcu(|current| {
+            let mut next = Snapshot::clone(current);
+            for d in &definitions {
+                next.definitions.insert((d.kind, d.key.clone()), d.clone());
+            }
+            next.synced_at = SystemTime::now();
+            next
+        });
+    }
+
+    /// Whether a page of a list answer differs from the last one learned
+    /// for its kind; remembers it when it does. Compares the answer from
+    /// its result on, byte for byte (the id before it differs per call).
+    pub(crate) fn page_changed(&self, kind: Kind, answer: &bytes::Bytes) -> bool {
+        let result = RESULT_KEY
+            .find(answer)
+            .map_or_else(|| answer.clone(), |at| answer.slice(at..));
+        let Ok(mut pages) = self.pages.lock() else { return true };
+        let slot = &mut pages[Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0)];
+        if slot.as_ref() == Some(&result) {
+            return false;
+        }
+        *slot = Some(result);
+        true
+    }
+
+    /// The sync state.
+    pub(crate) fn status(&self) -> SyncStatus {
+        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Change the sync state.
+    pub(crate) fn update_status(&self, f: impl FnOnce(&mut SyncStatus)) {
+        if let Ok(mut s) = self.status.lock() {
+            f(&mut s);
         }
     }
 
-    /// Remember the tools of one `tools/list` page.
-    pub(crate) fn learn<'a>(&self, route: &str, tools: impl IntoIterator<Item = (&'a str, Tool)>) {
-        let mut entry = self.routes.entry(Arc::from(route)).or_default();
-        for (name, tool) in tools {
-            if let Some(known) = entry.get_mut(name) {
-                *known = tool;
-            } else if entry.len() < MAX_TOOLS_PER_ROUTE {
-                entry.insert(Arc::from(name), tool);
-            }
-        }
+    /// Ask for a sync now (the upstream announced a change, or answered a
+    /// list differently from the snapshot).
+    pub(crate) fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Wait until a sync is asked for.
+    pub(crate) async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Whether `header_trust = "upstream"` was refused for this route.
+    pub(crate) fn trust_refused(&self) -> bool {
+        self.trust_refused.load(Ordering::Relaxed)
+    }
+
+    /// Refuse (or restore) `header_trust = "upstream"`.
+    pub(crate) fn refuse_trust(&self, refused: bool) {
+        self.trust_refused.store(refused, Ordering::Relaxed);
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The lock in force, shared by every route.
+#[derive(Debug)]
+pub(crate) struct Approvals {
+    lock: ArcSwap<Lock>,
+}
 
-    #[test]
-    fn learned_tools_are_known_and_updated() {
-        let c = Catalog::default();
-        assert_eq!(c.definition("demo", "echo"), None);
-        let ro = ToolAnnotations::from_hints(Some(true), None, None, None);
-        let v1 = serde_json::json!({"name": "echo", "inputSchema": {"type": "object", "properties": {}}});
-        c.learn("demo", [("echo", Tool::from_entry(&v1, ro))]);
-        assert_eq!(c.annotations("demo", "echo"), Some(ro));
-        let first = c.definition("demo", "echo").unwrap();
-        assert!(first.starts_with("sha256:") && first.len() == 7 + 64, "{first}");
-        // Key order does not make a new revision; a changed schema does.
-        let reordered = serde_json::json!({"inputSchema": {"properties": {}, "type": "object"}, "name": "echo"});
-        assert_eq!(Tool::from_entry(&reordered, ro).definition, first);
-        let v2 = serde_json::json!({"name": "echo", "inputSchema": {"type": "object", "required": ["text"]}});
-        c.learn("demo", [("echo", Tool::from_entry(&v2, ToolAnnotations::default()))]);
-        assert_eq!(c.annotations("demo", "echo"), Some(ToolAnnotations::default()));
-        assert_ne!(c.definition("demo", "echo").unwrap(), first);
-        assert_eq!(c.annotations("other", "echo"), None);
+impl Approvals {
+    /// Approvals from `lock`.
+    pub(crate) fn new(lock: Lock) -> Approvals {
+        Approvals {
+            lock: ArcSwap::from_pointee(lock),
+        }
     }
 
-    #[test]
-    fn whole_answers_teach_their_tools_json_or_sse() {
-        let c = Catalog::default();
-        let json = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","annotations":{"readOnlyHint":true}}]}}"#;
-        c.learn_answer("r", json, false);
-        assert_eq!(
-            c.annotations("r", "a"),
-            Some(ToolAnnotations::from_hints(Some(true), None, None, None))
-        );
-        let sse = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"b\"}]}}\n\n";
-        c.learn_answer("r", sse, true);
-        assert!(c.definition("r", "b").is_some());
-        c.learn_answer("r", b"{\"result\":{\"tools\":[{\"name\":\"c\"}", false);
-        c.learn_answer(
-            "r",
-            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"","data":{"tools":[{"name":"c"}]}}}"#,
-            false,
-        );
-        assert_eq!(c.definition("r", "c"), None, "broken answers and errors teach nothing");
+    /// The lock in force.
+    pub(crate) fn current(&self) -> Arc<Lock> {
+        self.lock.load_full()
     }
+
+    /// Put a new lock in force.
+    pub(crate) fn replace(&self, lock: Lock) {
+        self.lock.store(Arc::new(lock));
+    }
+}
+
+/// The annotations a definition declares, with the MCP defaults for the
+/// hints it leaves out.
+pub(crate) fn annotations_of(definition: &serde_json::Value) -> ToolAnnotations {
+    let h = tollgate_catalog::Hints::of(definition);
+    ToolAnnotations::from_hints(h.read_only, h.destructive, h.idempotent, h.open_world)
 }

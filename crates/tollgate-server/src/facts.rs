@@ -20,6 +20,7 @@ use tollgate_mcp::{Call, Message};
 use tollgate_policy::Decision;
 use tollgate_telemetry::{ClientSpan, RequestSpans, ServerSpan};
 
+use crate::phase::gate::GateFact;
 use crate::serve::ClientAddr;
 
 /// The request as it arrived.
@@ -88,6 +89,8 @@ pub(crate) struct BodyFacts {
     pub(crate) messages: Vec<Message>,
     /// The body itself, kept when the route captures arguments.
     pub(crate) captured: Option<Bytes>,
+    /// The body as read (shared, not copied), when it was read.
+    pub(crate) bytes: Option<Bytes>,
 }
 
 /// The call identified from the headers or the body scan.
@@ -116,6 +119,8 @@ pub(crate) struct Facts {
     pub(crate) body: BodyFacts,
     pub(crate) identified: Option<Identified>,
     pub(crate) span: Option<ServerSpan>,
+    /// Per message: what the catalog gate established.
+    pub(crate) gated: Vec<Option<GateFact>>,
     /// Per message (one for a GET stream or DELETE): the policy decision.
     pub(crate) decisions: Vec<Option<Decision>>,
     pub(crate) forwarded: Option<Forwarded>,
@@ -138,6 +143,7 @@ impl Facts {
             body,
             identified: None,
             span: None,
+            gated: Vec::new(),
             decisions: Vec::new(),
             forwarded: None,
             hidden: None,
@@ -164,6 +170,12 @@ impl Facts {
     pub(crate) fn identified(mut self: Box<Self>, identified: Identified, span: ServerSpan) -> Box<Facts> {
         self.identified = Some(identified);
         self.span = Some(span);
+        self
+    }
+
+    /// The catalog gate judged.
+    pub(crate) fn gated(mut self: Box<Self>, gated: Vec<Option<GateFact>>) -> Box<Facts> {
+        self.gated = gated;
         self
     }
 

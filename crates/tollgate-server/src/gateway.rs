@@ -18,16 +18,20 @@ use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::{Spans, TracingGuard};
 
 use crate::admin::{self, Readiness};
-use crate::metrics::{Metrics, StatusCollector};
+use crate::catalog::Approvals;
+use crate::catalog::reload::LockFile;
+use crate::catalog::service::SyncSettings;
+use crate::metrics::{CatalogCollector, Metrics, StatusCollector};
 use crate::phase::admit::Admission;
 use crate::phases::Front;
 use crate::route::{Route, RouteParts, Shared};
 use crate::runtime::Workers;
 use crate::serve::{ServeOptions, serve};
-use crate::services::{self, Background};
+use crate::services::{self, Background, CatalogWork};
 use crate::session::Sealer;
 use crate::stack::{self, Public};
 use crate::upstream::{Upstream, UpstreamError};
+use tollgate_catalog::Mode;
 
 /// Why a gateway could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +58,9 @@ pub enum GatewayError {
     /// The trace exporter could not be set up.
     #[error("tracing: {0}")]
     Tracing(String),
+    /// The catalog lock is invalid.
+    #[error("catalog lock: {0}")]
+    Catalog(String),
 }
 
 /// A gateway built from configuration, ready to serve.
@@ -109,13 +116,15 @@ impl Gateway {
             authn.clone(),
             tracing.as_ref().map(TracingGuard::span_counts),
         )?))?;
+        let lock_path = config.catalog.resolved_lock(&loaded.path);
+        let lock = crate::catalog::reload::load(&lock_path).map_err(GatewayError::Catalog)?;
         let shared = Arc::new(Shared {
             authn: authn.clone(),
             broker: CredentialBroker::new(config, &loaded.auth_secrets).map_err(auth_err)?,
             sealer: Sealer::new(&session_keys(loaded), config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
             policy: policy.clone(),
             anonymous: Arc::new(anonymous()),
-            catalog: crate::catalog::Catalog::default(),
+            approvals: Arc::new(Approvals::new(lock)),
             spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
             estimator: TokenEstimator::from_config(&config.audit),
         });
@@ -130,12 +139,38 @@ impl Gateway {
             workers,
         };
         let front = Arc::new(front(config, &context)?);
+        let lock_file = Arc::new(LockFile::new(lock_path));
+        registry.register(Box::new(CatalogCollector::new(
+            front.routes.values().cloned().collect(),
+            shared.approvals.clone(),
+            lock_file.clone(),
+        )?))?;
+        let catalog = CatalogWork {
+            // Routes with the gate off are not synced: the gateway does
+            // not talk to their upstreams on its own.
+            routes: front
+                .routes
+                .values()
+                .filter(|r| r.catalog.mode != Mode::Off)
+                .cloned()
+                .collect(),
+            approvals: shared.approvals.clone(),
+            lock: lock_file.clone(),
+            settings: SyncSettings {
+                interval: config.catalog.sync_interval,
+                timeout: config.catalog.sync_timeout,
+            },
+            watch_lock: config.catalog.watch,
+        };
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),
             registry: registry.clone(),
             authn: authn.clone(),
             audit,
+            routes: front.routes.values().cloned().collect(),
+            approvals: shared.approvals.clone(),
+            lock: lock_file,
         };
         Ok(Gateway {
             public: stack::build(front.clone(), Metrics::register(&registry)?, &config.limits),
@@ -154,6 +189,7 @@ impl Gateway {
                 watch_policies: config.policy.watch,
                 audit_worker: worker,
                 tracing,
+                catalog,
             },
         })
     }
@@ -278,12 +314,22 @@ fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Rout
         shared: cx.shared.clone(),
         upstream,
         trust: server.header_trust,
+        catalog: catalog_mode(cx.config.catalog_mode(server)),
         legacy: server.legacy,
         resource,
         audit,
         strict_audit: cx.audit.durability() == tollgate_audit::Durability::Strict,
         observers,
     }))
+}
+
+/// The gate of a configured catalog mode.
+fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
+    match mode {
+        tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
+        tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
+        tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
+    }
 }
 
 /// The legacy-session sealing keys: the current key first.

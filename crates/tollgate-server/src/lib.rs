@@ -9,7 +9,7 @@
 
 mod admin;
 mod body;
-mod catalog;
+pub(crate) mod catalog;
 mod facts;
 mod gateway;
 mod layer;
@@ -31,6 +31,7 @@ mod summary;
 mod test_support;
 mod upstream;
 
+pub use catalog::service::sync_configured;
 pub use gateway::{Gateway, GatewayError};
 pub use metrics::Metrics;
 pub use rescue::status_and_code;

@@ -1,15 +1,20 @@
 //! Part of phase 11 (respond): a caller only sees what it may use.
 //!
 //! The answers to `tools/list`, `prompts/list`, `resources/list` and
-//! `resources/templates/list` on a route with policies are read whole
-//! (they are small and rare), parsed, and every entry the caller may not
-//! use is removed — in a JSON answer or in each SSE event carrying the
-//! result (read with the one SSE reader, `tollgate_mcp::sse`), on every
-//! page. A filtered result is marked `cacheScope: "private"`: it depends on
-//! who asked. An answer that cannot be parsed, or is larger than
-//! [`MAX_LIST_BYTES`], is refused with `list_unfilterable`: the caller
-//! never gets the unfiltered list. `tools/list` answers also teach the
-//! catalog each tool's annotations and definition revision.
+//! `resources/templates/list` on a route with policies or a catalog gate
+//! are read whole (they are small and rare), parsed, and every entry the
+//! caller may not use is removed — in a JSON answer or in each SSE event
+//! carrying the result (read with the one SSE reader, `tollgate_mcp::sse`),
+//! on every page. The catalog gate goes first: an entry the lock does not
+//! approve at the revision listed is removed under `enforce` (and counted
+//! under `observe`); then the policies judge what is left, reading each
+//! tool's approved annotations. A result filtered by policy is marked
+//! `cacheScope: "private"`: it depends on who asked. An answer that cannot
+//! be parsed, or is larger than [`MAX_LIST_BYTES`], is refused with
+//! `list_unfilterable`: the caller never gets the unfiltered list. An entry
+//! listed at another revision than the latest sync saw asks for a new sync.
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -17,11 +22,12 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
+use tollgate_catalog::{Definition, Kind, Lock, Mode, judge_entry};
 use tollgate_core::{Era, ErrorKind, Hidden, McpMethod, Principal};
 use tollgate_mcp::sse;
-use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind};
+use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind, ToolAnnotations};
 
-use crate::catalog::{Tool, annotations};
+use crate::catalog::{Judged, annotations_of};
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
@@ -29,21 +35,21 @@ use crate::route::Route;
 /// Largest list answer the gateway filters.
 pub(crate) const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
 
-/// The list a method returns: kind of entry, result key, entry name key.
-pub(crate) fn list_of(method: McpMethod) -> Option<(TargetKind, &'static str, &'static str)> {
+/// The list a method returns: its definitions' kind, and how the policies
+/// name them.
+pub(crate) fn list_of(method: McpMethod) -> Option<(Kind, TargetKind)> {
     match method {
-        McpMethod::ToolsList => Some((TargetKind::Tool, "tools", "name")),
-        McpMethod::PromptsList => Some((TargetKind::Prompt, "prompts", "name")),
-        McpMethod::ResourcesList => Some((TargetKind::Resource, "resources", "uri")),
-        McpMethod::ResourceTemplatesList => Some((TargetKind::Resource, "resourceTemplates", "uriTemplate")),
+        McpMethod::ToolsList => Some((Kind::Tool, TargetKind::Tool)),
+        McpMethod::PromptsList => Some((Kind::Prompt, TargetKind::Prompt)),
+        McpMethod::ResourcesList => Some((Kind::Resource, TargetKind::Resource)),
+        McpMethod::ResourceTemplatesList => Some((Kind::ResourceTemplate, TargetKind::Resource)),
         _ => None,
     }
 }
 
-/// Whether the answer to the call of `facts` is a list the route's
-/// policies filter.
+/// Whether the answer to the call of `facts` is a list the route filters.
 pub(crate) fn filters(route: &Route, facts: &Facts) -> bool {
-    route.shared.policy.is_some() && list_of(facts.family()).is_some()
+    list_of(facts.family()).is_some() && (route.shared.policy.is_some() || route.catalog.mode != Mode::Off)
 }
 
 /// Filter the list answer `res` for the caller of `facts`; other answers
@@ -57,9 +63,7 @@ pub(crate) async fn filter(
     facts: &Facts,
     res: Response,
 ) -> Result<(Response, Option<Hidden>), Rejection> {
-    let (Some(engine), Some(list), Some(identified)) =
-        (&route.shared.policy, list_of(facts.family()), facts.identified.as_ref())
-    else {
+    let (Some(list), Some(identified)) = (list_of(facts.family()), facts.identified.as_ref()) else {
         return Ok((res, None));
     };
     if !res.status().is_success() {
@@ -77,15 +81,17 @@ pub(crate) async fn filter(
         .to_bytes();
     let mut filter = Filter {
         route,
-        engine,
+        engine: route.shared.policy.as_deref(),
+        lock: route.shared.approvals.current(),
         principal: facts.principal.as_ref().unwrap_or(&route.shared.anonymous),
         request: ListRequest {
             era: identified.call.era,
             client_ip: facts.arrival.client_ip,
-            ..ListRequest::new(&route.name, list.0)
+            ..ListRequest::new(&route.name, list.1)
         },
-        list,
+        kind: list.0,
         hidden: None,
+        private: false,
     };
     let out = if is_sse {
         filter.sse(&bytes)?
@@ -103,11 +109,14 @@ fn unfilterable(why: &str) -> Rejection {
 
 struct Filter<'a> {
     route: &'a Route,
-    engine: &'a PolicyEngine,
-    principal: &'a std::sync::Arc<Principal>,
+    engine: Option<&'a PolicyEngine>,
+    lock: Arc<Lock>,
+    principal: &'a Arc<Principal>,
     request: ListRequest<'a>,
-    list: (TargetKind, &'static str, &'static str),
+    kind: Kind,
     hidden: Option<Hidden>,
+    /// Whether the policies filtered this answer for its caller.
+    private: bool,
 }
 
 impl Filter<'_> {
@@ -140,30 +149,68 @@ impl Filter<'_> {
 
     /// Filter one JSON-RPC message, if it is a list result.
     fn message(&mut self, msg: &mut Value) -> Result<(), Rejection> {
-        let (kind, key, name_key) = self.list;
         let Some(result) = msg.get_mut("result").and_then(Value::as_object_mut) else {
             return Ok(()); // an error, a notification or a request
         };
-        let Some(entries) = result.get_mut(key).and_then(Value::as_array_mut) else {
+        let Some(entries) = result.get_mut(self.kind.result_key()).and_then(Value::as_array_mut) else {
             return Err(unfilterable("result without its list"));
         };
-        let items: Option<Vec<ListItem<'_>>> = entries
+        let definitions: Vec<Definition> = entries
             .iter()
-            .map(|e| {
-                let name = e.get(name_key)?.as_str()?;
-                let annotations = (kind == TargetKind::Tool).then(|| annotations(e));
-                Some(ListItem { name, annotations })
+            .map(|e| Definition::new(self.kind, e.clone()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| unfilterable("entry without its name"))?;
+        if self.route.catalog.mode == Mode::Off {
+            self.route.catalog.learn(definitions.clone());
+        }
+        let gate: Vec<bool> = definitions.iter().map(|d| self.passes_gate(d)).collect();
+        let keep = self.policy(&definitions, &gate);
+        let mut i = 0;
+        entries.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        if self.private && (self.request.era == Era::Modern || result.contains_key("cacheScope")) {
+            result.insert("cacheScope".into(), Value::from("private"));
+        }
+        Ok(())
+    }
+
+    /// Whether the catalog gate lets an entry through; a revision other
+    /// than the latest sync's asks for a new sync.
+    fn passes_gate(&self, d: &Definition) -> bool {
+        let catalog = &self.route.catalog;
+        if catalog.mode != Mode::Off
+            && catalog
+                .live(d.kind, &d.key)
+                .is_none_or(|live| live.revision != d.revision)
+        {
+            catalog.wake();
+        }
+        let Some(verdict) = judge_entry(&self.lock, &self.route.name, d, catalog.mode) else {
+            return true;
+        };
+        catalog.count(Judged::Listed, verdict.outcome);
+        verdict.proceeds()
+    }
+
+    /// Which entries stay: through the gate, then allowed by the policies
+    /// (judged on the approved annotations).
+    fn policy(&mut self, definitions: &[Definition], gate: &[bool]) -> Vec<bool> {
+        let Some(engine) = self.engine else {
+            return gate.to_vec();
+        };
+        let annotations: Vec<Option<ToolAnnotations>> = definitions.iter().map(|d| self.annotations(d)).collect();
+        let items: Vec<ListItem<'_>> = definitions
+            .iter()
+            .zip(&annotations)
+            .map(|(d, a)| ListItem {
+                name: &d.key,
+                annotations: *a,
             })
             .collect();
-        let items = items.ok_or_else(|| unfilterable("entry without its name"))?;
-        if kind == TargetKind::Tool {
-            let learned = items
-                .iter()
-                .zip(entries.iter())
-                .map(|(i, e)| (i.name, Tool::from_entry(e, i.annotations.unwrap_or_default())));
-            self.route.shared.catalog.learn(&self.route.name, learned);
-        }
-        let decision = self.engine.filter(self.principal, &self.request, &items);
+        let decision = engine.filter(self.principal, &self.request, &items);
+        self.private |= decision.enforced;
         if decision.hidden() > 0 {
             let seen = self.hidden.map_or(0, |h| h.entries);
             self.hidden = Some(Hidden {
@@ -171,14 +218,19 @@ impl Filter<'_> {
                 enforced: decision.enforced,
             });
         }
-        let mut i = 0;
-        entries.retain(|_| {
-            i += 1;
-            decision.keeps(i - 1)
-        });
-        if decision.enforced && (self.request.era == Era::Modern || result.contains_key("cacheScope")) {
-            result.insert("cacheScope".into(), Value::from("private"));
+        gate.iter().enumerate().map(|(i, g)| *g && decision.keeps(i)).collect()
+    }
+
+    /// A tool's annotations as the policies read them: the approved
+    /// definition's under the gate, the listed one's without.
+    fn annotations(&self, d: &Definition) -> Option<ToolAnnotations> {
+        if d.kind != Kind::Tool {
+            return None;
         }
-        Ok(())
+        if self.route.catalog.mode == Mode::Off {
+            return Some(annotations_of(&d.body));
+        }
+        let approved = self.lock.get(&self.route.name, d.kind, &d.key);
+        Some(approved.map_or_else(ToolAnnotations::default, |a| annotations_of(&a.definition)))
     }
 }

@@ -56,6 +56,9 @@ impl Completion {
 
     fn observe(&mut self, data: &Bytes) {
         self.sent.bytes = self.sent.bytes.saturating_add(data.len() as u64);
+        if self.sent.sse && crate::learn::announces_change(data) {
+            self.route.catalog.wake();
+        }
         let room = self.tee_limit - self.kept;
         if room == 0 {
             self.sent.complete &= data.is_empty();

@@ -8,10 +8,12 @@
 //! (MCP method families, HTTP status codes), so cardinality is bounded: an
 //! unknown route is counted as `other`.
 
+mod catalog;
 #[cfg(test)]
 mod doc_sync;
 mod status;
 
+pub(crate) use catalog::CatalogCollector;
 pub(crate) use status::StatusCollector;
 
 use std::time::Duration;

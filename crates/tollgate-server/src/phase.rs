@@ -7,5 +7,6 @@ pub(crate) mod authorize;
 pub(crate) mod classify;
 pub(crate) mod credential;
 pub(crate) mod forward;
+pub(crate) mod gate;
 pub(crate) mod identify;
 pub(crate) mod respond;

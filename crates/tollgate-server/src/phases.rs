@@ -1,7 +1,7 @@
 //! The request path of one MCP call, phase by phase, top to bottom.
 //!
 //! ```text
-//! admit → route → classify → authenticate → identify → (catalog gate)
+//! admit → route → classify → authenticate → identify → gate
 //!       → authorize → (limit) → credential → forward → respond
 //! ```
 //!
@@ -37,6 +37,7 @@ use crate::phase::authorize::authorize;
 use crate::phase::classify::classify;
 use crate::phase::credential::credential;
 use crate::phase::forward::{durable, forward};
+use crate::phase::gate::gate;
 use crate::phase::identify::identify;
 use crate::phase::respond::{refuse, respond};
 use crate::rescue::{Rejection, render};
@@ -69,8 +70,12 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     let (identified, body) = phase!(route, facts, identified);
     let span = server_span(route, &facts, &identified, &parts.headers);
     let facts = facts.identified(identified, span);
-    // (catalog gate: approved definitions only — catalog governance)
-    let decided = authorize(route, &facts, &parts.headers);
+    let gated = gate(route, &facts, &parts.headers);
+    let facts = facts.gated(gated.facts);
+    if let Some(rejection) = gated.refusal {
+        return refuse(route, facts, rejection);
+    }
+    let decided = authorize(route, &facts);
     let facts = facts.decided(decided.decisions);
     if let Some(rejection) = decided.refusal {
         return refuse(route, facts, rejection);

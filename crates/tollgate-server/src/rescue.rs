@@ -38,6 +38,7 @@ pub fn status_and_code(kind: ErrorKind) -> (StatusCode, i32) {
         ErrorKind::InsufficientScope => (StatusCode::FORBIDDEN, -32000),
         ErrorKind::AuthUnavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000),
         ErrorKind::PolicyDenied => (StatusCode::OK, -32602),
+        ErrorKind::NotApproved => (StatusCode::OK, -32602),
         ErrorKind::HeadersTooLarge => (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, -32000),
         ErrorKind::BodyTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32000),
         ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32000),
@@ -87,6 +88,19 @@ pub(crate) struct Rejection {
     pub(crate) retry_after: Option<u32>,
     /// A refused legacy batch: one answer per request element.
     pub(crate) batch: Option<Box<[ElementRefusal]>>,
+}
+
+impl ElementRefusal {
+    /// A request element of a refused batch that was refused for another
+    /// element's sake.
+    pub(crate) fn not_forwarded(index: usize, id: Option<RequestId>) -> ElementRefusal {
+        ElementRefusal {
+            index,
+            id,
+            kind: ErrorKind::BatchNotForwarded,
+            message: "Batch not forwarded: another element was refused".into(),
+        }
+    }
 }
 
 impl Rejection {

@@ -15,7 +15,7 @@ use tollgate_meter::TokenEstimator;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Approvals, RouteCatalog};
 use crate::session::Sealer;
 use crate::upstream::Upstream;
 
@@ -32,8 +32,8 @@ pub(crate) struct Shared {
     pub(crate) policy: Option<Arc<PolicyEngine>>,
     /// Who calls on an open route, for policies.
     pub(crate) anonymous: Arc<Principal>,
-    /// Tools learned from list answers.
-    pub(crate) catalog: Catalog,
+    /// The approved definitions (`catalog.lock`).
+    pub(crate) approvals: Arc<Approvals>,
     /// OpenTelemetry spans (record nothing unless `[tracing]` is on).
     pub(crate) spans: Spans,
     /// Tokens from response bytes.
@@ -48,8 +48,10 @@ pub(crate) struct Route {
     pub(crate) shared: Arc<Shared>,
     /// The upstream server.
     pub(crate) upstream: Upstream,
-    /// How far 2026-07-28 headers are trusted.
+    /// How far 2026-07-28 headers are trusted (as configured).
     pub(crate) trust: HeaderTrust,
+    /// What the upstream lists, and how the catalog gate applies.
+    pub(crate) catalog: RouteCatalog,
     /// The versions configured for the route (all, or 2026-07-28 only).
     configured: Versions,
     /// What the upstream announced of its versions.
@@ -80,6 +82,7 @@ pub(crate) struct RouteParts {
     pub(crate) shared: Arc<Shared>,
     pub(crate) upstream: Upstream,
     pub(crate) trust: HeaderTrust,
+    pub(crate) catalog: tollgate_catalog::Mode,
     pub(crate) legacy: bool,
     pub(crate) resource: Option<ProtectedResource>,
     pub(crate) audit: Arc<tollgate_audit::AuditObserver>,
@@ -91,11 +94,13 @@ impl Route {
     /// A route from its parts.
     pub(crate) fn new(p: RouteParts) -> Route {
         let brokered = p.shared.broker.kind(&p.name) != "none";
+        let catalog = RouteCatalog::new(&p.name, p.catalog);
         Route {
             name: p.name,
             shared: p.shared,
             upstream: p.upstream,
             trust: p.trust,
+            catalog,
             configured: if p.legacy {
                 Versions::all()
             } else {
@@ -107,6 +112,33 @@ impl Route {
             audit: p.audit,
             strict_audit: p.strict_audit,
             observers: p.observers,
+        }
+    }
+
+    /// Whether 2026-07-28 calls are identified from their headers alone:
+    /// `header_trust = "upstream"`, unless the upstream turned out not to
+    /// speak 2026-07-28.
+    pub(crate) fn trusts_headers(&self) -> bool {
+        self.trust == HeaderTrust::Upstream && !self.catalog.trust_refused()
+    }
+
+    /// Learn the versions a sync found the upstream announcing.
+    pub(crate) fn learn_announced(&self, versions: &[String], discovered: bool) {
+        let set = Versions::from_announced(versions);
+        let now = **self.announced.load();
+        let next = if discovered {
+            Announced {
+                discovered: Some(set),
+                ..now
+            }
+        } else {
+            Announced {
+                initialized: set.iter().fold(now.initialized, Versions::with),
+                ..now
+            }
+        };
+        if next != now {
+            self.announced.store(Arc::new(next));
         }
     }
 

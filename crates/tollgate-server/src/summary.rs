@@ -9,11 +9,12 @@
 use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
-use tollgate_core::{Answer, CallElement, CallSummary, McpMethod, Payload, PolicyVerdict, Stage};
+use tollgate_core::{Answer, CallElement, CallSummary, CatalogVerdict, McpMethod, Payload, PolicyVerdict, Stage};
 use tollgate_mcp::Message;
 use tollgate_policy::Decision;
 
 use crate::facts::Facts;
+use crate::phase::gate::GateFact;
 use crate::rescue::Rejection;
 use crate::route::Route;
 
@@ -101,7 +102,7 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         era: identified.map(|i| i.call.era),
         protocol_version: identified.and_then(|i| i.call.version).map(|v| v.as_str()),
         family: facts.family(),
-        elements: elements(route, facts),
+        elements: elements(facts),
         trace_id: facts
             .span
             .as_ref()
@@ -116,7 +117,7 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
 }
 
 /// One element per message, or one for a GET stream or session DELETE.
-fn elements(route: &Route, facts: &Facts) -> Vec<CallElement> {
+fn elements(facts: &Facts) -> Vec<CallElement> {
     let messages = facts.messages();
     if messages.is_empty() {
         return match facts.identified.as_ref() {
@@ -136,7 +137,10 @@ fn elements(route: &Route, facts: &Facts) -> Vec<CallElement> {
     messages
         .iter()
         .enumerate()
-        .map(|(i, m)| element(route, m, facts.decisions.get(i).and_then(Option::as_ref)))
+        .map(|(i, m)| {
+            let gated = facts.gated.get(i).and_then(Option::as_ref);
+            element(m, gated, facts.decisions.get(i).and_then(Option::as_ref))
+        })
         .collect()
 }
 
@@ -149,15 +153,8 @@ fn http_method(family: McpMethod) -> &'static str {
     }
 }
 
-fn element(route: &Route, m: &Message, decision: Option<&Decision>) -> CallElement {
+fn element(m: &Message, gated: Option<&GateFact>, decision: Option<&Decision>) -> CallElement {
     let family = McpMethod::from_name(&m.method);
-    let definition = (family == McpMethod::ToolsCall)
-        .then(|| {
-            m.name
-                .as_deref()
-                .and_then(|t| route.shared.catalog.definition(&route.name, t))
-        })
-        .flatten();
     CallElement {
         jsonrpc_id: m.id.as_ref().map(|id| Box::from(id.as_json())),
         method: m.method.clone(),
@@ -168,10 +165,21 @@ fn element(route: &Route, m: &Message, decision: Option<&Decision>) -> CallEleme
         },
         name: m.name.clone(),
         policy: decision.map(verdict),
-        definition,
-        catalog: None,
+        definition: gated.and_then(|g| g.revision.clone()),
+        catalog: gated.and_then(catalog_verdict),
         rpc_error: None,
     }
+}
+
+/// The catalog gate's verdict as the summary states it.
+fn catalog_verdict(g: &GateFact) -> Option<CatalogVerdict> {
+    let outcome = g.outcome?;
+    Some(CatalogVerdict {
+        outcome: outcome.as_str(),
+        enforced: g.enforced,
+        approved_by: g.approved.as_ref().map(|(by, _)| by.clone()),
+        approved_at: g.approved.as_ref().map(|(_, at)| *at),
+    })
 }
 
 /// The policy decision as the summary states it.

@@ -368,7 +368,10 @@ fn a_governed_call_names_its_approved_revision_approver_and_verdict() {
     let gate = rec.gate.as_ref().unwrap();
     assert_eq!((gate.outcome.as_ref(), gate.mode), ("blocked", PolicyMode::Enforce));
     let line = serde_json::to_string(rec).unwrap();
-    assert!(line.contains(r#""gate":{"outcome":"blocked","mode":"enforce"}"#), "{line}");
+    assert!(
+        line.contains(r#""gate":{"outcome":"blocked","mode":"enforce"}"#),
+        "{line}"
+    );
     assert!(line.contains(r#""definition_approved_at":"2026-"#), "{line}");
     let back: CallRecord = serde_json::from_str(&line).unwrap();
     assert_eq!(

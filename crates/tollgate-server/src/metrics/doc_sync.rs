@@ -26,7 +26,7 @@ use tollgate_core::{
 };
 use tollgate_meter::CallMetrics;
 
-use super::{Metrics, StatusCollector};
+use super::{CatalogCollector, Metrics, StatusCollector};
 use crate::services::audit_write_seconds;
 
 const DOC: &str = include_str!("../../../../docs/metrics.md");
@@ -98,6 +98,14 @@ fn registered() -> BTreeMap<String, Described> {
     let status = StatusCollector::new(AuditHandle::disabled(), None, None, None).expect("status collector builds");
     describe(&status, &mut out);
     registry.register(Box::new(status)).expect("status collector registers");
+
+    let approvals = Arc::new(crate::catalog::Approvals::new(tollgate_catalog::Lock::default()));
+    let lock = Arc::new(crate::catalog::reload::LockFile::new("catalog.lock".into()));
+    let catalog = CatalogCollector::new(Vec::new(), approvals, lock).expect("catalog collector builds");
+    describe(&catalog, &mut out);
+    registry
+        .register(Box::new(catalog))
+        .expect("catalog collector registers");
 
     let audit = audit_write_seconds().expect("audit histogram builds");
     describe(&audit, &mut out);

@@ -3,8 +3,9 @@
 //! Each JSON-RPC request of a POST (every element of a legacy batch) is
 //! decided by the route's Cedar policies from what `identify` found — the
 //! standard headers or the bounded body scan, never a parsed body — plus
-//! the decoded `Mcp-Param-*` headers (2026-07-28 only), the client address,
-//! the era and the tool's annotations as the catalog knows them. A GET
+//! what the catalog gate established from the approved definition: the
+//! tool's annotations and the `Mcp-Param-*` values it checked (2026-07-28
+//! only); and the client address and the era. A GET
 //! stream or session DELETE is decided as the method `GET` / `DELETE`.
 //!
 //! A denial answers like an unknown name (`policy_denied`, in-band
@@ -16,10 +17,8 @@
 
 use std::sync::Arc;
 
-use http::HeaderMap;
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
-use tollgate_mcp::headers::PARAM_PREFIX;
-use tollgate_mcp::{McpError, Message, MessageKind, decode_header_value};
+use tollgate_mcp::{McpError, Message, MessageKind};
 use tollgate_policy::{CallRequest, Decision, PolicyEngine};
 
 use crate::facts::Facts;
@@ -38,7 +37,7 @@ pub(crate) struct Decided {
 }
 
 /// Decide the identified call of `facts`.
-pub(crate) fn authorize(route: &Route, facts: &Facts, headers: &HeaderMap) -> Decided {
+pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
     let (Some(engine), Some(identified)) = (&route.shared.policy, &facts.identified) else {
         return Decided::default();
     };
@@ -47,36 +46,25 @@ pub(crate) fn authorize(route: &Route, facts: &Facts, headers: &HeaderMap) -> De
     if call.messages.is_empty() {
         return session(route, engine, principal, facts, identified.family);
     }
-    let params = match mcp_params(headers) {
-        Ok(p) => p,
-        Err(e) => {
-            let id = call.messages.first().and_then(|m| m.id.clone());
-            return Decided {
-                decisions: Vec::new(),
-                refusal: Some(Rejection::from(e).with_id(id)),
-            };
-        }
-    };
-    let args: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let args = if call.era == Era::Modern { &args[..] } else { &[] };
     let decisions: Vec<Option<Decision>> = call
         .messages
         .iter()
-        .map(|m| {
+        .enumerate()
+        .map(|(i, m)| {
             (m.kind != MessageKind::Response).then(|| {
-                let annotations = (m.method == "tools/call")
-                    .then(|| {
-                        m.name
-                            .as_deref()
-                            .and_then(|n| route.shared.catalog.annotations(&route.name, n))
-                    })
-                    .flatten();
+                let gated = facts.gated.get(i).and_then(Option::as_ref);
+                // Only `Mcp-Param-*` values the gate checked against the
+                // approved schema reach the policies.
+                let args: Vec<(&str, &str)> = gated
+                    .filter(|_| call.era == Era::Modern)
+                    .map(|g| g.args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+                    .unwrap_or_default();
                 let req = CallRequest::new(&route.name, &m.method)
                     .name(m.name.as_deref())
                     .era(call.era)
                     .client_ip(facts.arrival.client_ip)
-                    .args(args)
-                    .annotations(annotations);
+                    .args(&args)
+                    .annotations(gated.and_then(|g| g.annotations));
                 decide(engine, principal, &req)
             })
         })
@@ -169,42 +157,15 @@ fn batch_refusal(messages: &[Message], decisions: &[Option<Decision>]) -> Reject
         .zip(decisions)
         .enumerate()
         .filter(|(_, (m, _))| m.kind == MessageKind::Request)
-        .map(|(index, (m, d))| {
-            let (kind, message) = match d {
-                Some(d) if !d.proceeds() => (ErrorKind::PolicyDenied, denied(m).message.into()),
-                _ => (
-                    ErrorKind::BatchNotForwarded,
-                    "Batch not forwarded: another element was refused".into(),
-                ),
-            };
-            ElementRefusal {
+        .map(|(index, (m, d))| match d {
+            Some(d) if !d.proceeds() => ElementRefusal {
                 index,
                 id: m.id.clone(),
-                kind,
-                message,
-            }
+                kind: ErrorKind::PolicyDenied,
+                message: denied(m).message.into(),
+            },
+            _ => ElementRefusal::not_forwarded(index, m.id.clone()),
         })
         .collect();
     Rejection::batch(ErrorKind::PolicyDenied, answers)
-}
-
-/// The decoded `Mcp-Param-*` headers: (lowercase name after the prefix,
-/// value).
-///
-/// # Errors
-///
-/// `header_mismatch` for a value with invalid characters or a bad
-/// `=?base64?…?=` payload.
-fn mcp_params(headers: &HeaderMap) -> Result<Vec<(String, String)>, McpError> {
-    let mut out = Vec::new();
-    for (name, value) in headers {
-        let Some(arg) = name.as_str().strip_prefix(PARAM_PREFIX) else {
-            continue;
-        };
-        let text = value
-            .to_str()
-            .map_err(|_| McpError::header(format!("Header mismatch: {name} has invalid characters")))?;
-        out.push((arg.to_owned(), decode_header_value(text.trim())?));
-    }
-    Ok(out)
 }

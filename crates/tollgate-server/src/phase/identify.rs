@@ -19,7 +19,6 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http::request::Parts;
 use http_body_util::{BodyExt, LengthLimitError};
-use tollgate_config::HeaderTrust;
 use tollgate_core::{Era, ErrorKind, McpMethod};
 use tollgate_mcp::{Call, CallPlan, Scanned, StandardHeaders, classify_post, scan};
 
@@ -68,7 +67,7 @@ async fn post(route: &Route, headers: &StandardHeaders, parts: &Parts, body: Bod
     if let Err(e) = check_content_type(parts) {
         return (BodyFacts::default(), Err(e));
     }
-    let trusted = route.trust == HeaderTrust::Upstream;
+    let trusted = route.trusts_headers();
     match CallPlan::from_headers(headers, trusted, route.served_versions()) {
         Ok(CallPlan::HeadersOnly(call)) => unread(parts, body, call),
         Ok(CallPlan::ScanBody) => match read(body).await {
@@ -83,6 +82,7 @@ async fn post(route: &Route, headers: &StandardHeaders, parts: &Parts, body: Bod
                 bytes_in: BytesIn::Known(bytes.map_or(0, |b| b.len() as u64)),
                 messages: found.as_ref().map(|s| s.messages().to_vec()).unwrap_or_default(),
                 captured: None,
+                bytes: None,
             };
             let id = found.and_then(|s| s.first_id());
             (facts, Err(route.version_error(e).with_id(id).into()))
@@ -115,6 +115,7 @@ fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes) -> (BodyFacts
         bytes_in: BytesIn::Known(bytes.len() as u64),
         messages: found.as_ref().map(|s| s.messages().to_vec()).unwrap_or_default(),
         captured: None,
+        bytes: Some(bytes.clone()),
     };
     let call = found.and_then(|s: Scanned| classify_post(headers, &s, route.served_versions()));
     match call {

@@ -13,7 +13,7 @@ use axum::body::Body;
 use axum::response::Response;
 use http::HeaderValue;
 use http::header::CONTENT_TYPE;
-use tollgate_core::{Era, ErrorKind, McpMethod};
+use tollgate_core::{Era, ErrorKind};
 use tollgate_mcp::headers::SESSION_ID;
 
 use crate::facts::Facts;
@@ -98,7 +98,7 @@ fn metered(route: &Arc<Route>, facts: Box<Facts>, mut res: Response, rejection: 
     let tee = if rejection.is_some() {
         0
     } else {
-        tee_limit(route, &facts, family)
+        tee_limit(route, &facts)
     };
     let status = res.status().as_u16();
     let completion = Completion::new(route.clone(), facts, rejection, status, sse, tee);
@@ -106,11 +106,10 @@ fn metered(route: &Arc<Route>, facts: Box<Facts>, mut res: Response, rejection: 
 }
 
 /// How much of an upstream answer to keep aside: enough for its error
-/// codes, a whole unfiltered `tools/list` for the catalog, or the captured
-/// result.
-fn tee_limit(route: &Route, facts: &Facts, family: McpMethod) -> usize {
+/// codes, a whole list answer to learn from, or the captured result.
+fn tee_limit(route: &Route, facts: &Facts) -> usize {
     let mut limit = TEE_BYTES;
-    if crate::learn::wants_whole_answer(route, facts, family) {
+    if crate::learn::wants_whole_answer(route, facts) {
         limit = limit.max(crate::learn::MAX_ANSWER_BYTES);
     }
     if facts.body.captured.is_some() && route.captures_results() {

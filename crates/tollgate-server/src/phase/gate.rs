@@ -1,0 +1,255 @@
+//! Phase 6, the catalog gate: may this call reach the definition it
+//! names, and what did that definition declare when it was approved?
+//!
+//! For each `tools/call`, `prompts/get` and `resources/read` (every element
+//! of a batch), the definition is judged against `catalog.lock` and the
+//! latest sync: approved, quarantined (new), blocked (changed since it was
+//! approved) or unlisted. On a route that enforces the gate, a quarantined
+//! call is answered like an unknown name and a blocked one with a message
+//! saying it changed and awaits approval (both `-32602`). The phase also
+//! hands the next phases what the *approved* definition says — never what
+//! the upstream says today: the tool's annotations for the policies, and
+//! for a 2026-07-28 `tools/call` the `Mcp-Param-*` headers checked against
+//! the approved schema (and, on a verified route, the body): a missing,
+//! malformed or disagreeing header is refused with 400 `-32020`. With the
+//! gate off the listed definition stands in for the approved one.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use http::HeaderMap;
+use serde_json::Value;
+use tollgate_catalog::{Definition, Kind, Lock, Mode, Outcome, Snapshot, Verdict, judge_revision, template};
+use tollgate_core::{Era, ErrorKind, McpMethod};
+use tollgate_mcp::{Message, MessageKind, check_params, param_headers, tool_arguments};
+use tollgate_policy::ToolAnnotations;
+
+use crate::catalog::{Judged, annotations_of};
+use crate::facts::Facts;
+use crate::rescue::{ElementRefusal, Rejection};
+use crate::route::Route;
+
+/// What the gate established about one message's definition.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GateFact {
+    /// The verdict; `None` with the gate off.
+    pub(crate) outcome: Option<Outcome>,
+    /// Whether the route enforces it.
+    pub(crate) enforced: bool,
+    /// The revision the call runs against.
+    pub(crate) revision: Option<Arc<str>>,
+    /// Who approved it, and when.
+    pub(crate) approved: Option<(Arc<str>, SystemTime)>,
+    /// The tool's annotations as approved (the MCP defaults when unknown).
+    pub(crate) annotations: Option<ToolAnnotations>,
+    /// The checked `Mcp-Param-*` values, by header name.
+    pub(crate) args: Vec<(String, String)>,
+}
+
+impl GateFact {
+    /// Whether the call goes ahead as far as the catalog goes.
+    pub(crate) fn proceeds(&self) -> bool {
+        !self.enforced || self.outcome.is_none_or(Outcome::passes)
+    }
+}
+
+/// The gate's facts for each message, and whether they stop the request.
+#[derive(Debug, Default)]
+pub(crate) struct Gated {
+    pub(crate) facts: Vec<Option<GateFact>>,
+    pub(crate) refusal: Option<Rejection>,
+}
+
+/// Judge the definitions the call of `facts` names.
+pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
+    let Some(identified) = &facts.identified else {
+        return Gated::default();
+    };
+    let messages = &identified.call.messages;
+    if !messages.iter().any(|m| target(m).is_some()) {
+        return Gated::default();
+    }
+    let lock = route.shared.approvals.current();
+    let snapshot = route.catalog.snapshot();
+    let judge = Judge {
+        route,
+        lock: &lock,
+        snapshot: &snapshot,
+    };
+    let modern = identified.call.era == Era::Modern;
+    let body = facts.body.bytes.as_deref();
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        let Some((kind, key)) = target(m) else {
+            out.push(None);
+            continue;
+        };
+        match judge.fact(kind, key, modern.then_some(headers), body) {
+            Ok(fact) => out.push(Some(fact)),
+            Err(e) => {
+                return Gated {
+                    facts: out,
+                    refusal: Some(Rejection::from(e).with_id(m.id.clone())),
+                };
+            }
+        }
+    }
+    let refusal = refusal(messages, &out);
+    Gated { facts: out, refusal }
+}
+
+/// The definition a message names: its kind and key.
+fn target(m: &Message) -> Option<(Kind, &str)> {
+    let kind = match McpMethod::from_name(&m.method) {
+        McpMethod::ToolsCall => Kind::Tool,
+        McpMethod::PromptsGet => Kind::Prompt,
+        McpMethod::ResourcesRead => Kind::Resource,
+        _ => return None,
+    };
+    (m.kind == MessageKind::Request).then_some(())?;
+    Some((kind, m.name.as_deref()?))
+}
+
+/// The lock and snapshot a request is judged against.
+struct Judge<'a> {
+    route: &'a Route,
+    lock: &'a Lock,
+    snapshot: &'a Snapshot,
+}
+
+impl Judge<'_> {
+    /// The gate's fact for one definition; the param headers are checked
+    /// when `headers` is given (a 2026-07-28 call).
+    fn fact(
+        &self,
+        kind: Kind,
+        key: &str,
+        headers: Option<&HeaderMap>,
+        body: Option<&[u8]>,
+    ) -> Result<GateFact, tollgate_mcp::McpError> {
+        let (kind, key) = self.resolve(kind, key);
+        let live = self.snapshot.get(kind, key);
+        let mode = self.route.catalog.mode;
+        let verdict = judge_revision(self.lock, &self.route.name, kind, key, live.map(|d| &d.revision), mode);
+        if let Some(v) = &verdict {
+            self.route.catalog.count(Judged::Call, v.outcome);
+        }
+        // What the policies and the header check read: the approved
+        // definition under governance, the listed one without.
+        let declared: Option<&Value> = match &verdict {
+            Some(v) => v.approval.map(|a| &a.definition),
+            None => live.map(|d| &d.body),
+        };
+        let args = match (kind, headers, declared) {
+            (Kind::Tool, Some(h), Some(d)) => self.checked_args(d, h, body)?,
+            _ => Vec::new(),
+        };
+        Ok(fact(kind, verdict.as_ref(), live, declared, args, mode))
+    }
+
+    /// Check the param headers against the declared schema.
+    fn checked_args(
+        &self,
+        declared: &Value,
+        headers: &HeaderMap,
+        body: Option<&[u8]>,
+    ) -> Result<Vec<(String, String)>, tollgate_mcp::McpError> {
+        let params = declared.get("inputSchema").map(param_headers).unwrap_or_default();
+        if params.is_empty() {
+            return Ok(Vec::new());
+        }
+        let args = body.map(tool_arguments).transpose()?;
+        check_params(&params, headers, args.as_ref())
+    }
+
+    /// A resource URI that is neither listed nor approved as such is
+    /// judged as the resource template it matches, if any.
+    fn resolve<'x>(&'x self, kind: Kind, key: &'x str) -> (Kind, &'x str) {
+        let server = &*self.route.name;
+        let known = self.snapshot.get(kind, key).is_some() || self.lock.get(server, kind, key).is_some();
+        if kind != Kind::Resource || known {
+            return (kind, key);
+        }
+        let approved = self
+            .lock
+            .of_server(server)
+            .filter(|a| a.kind == Kind::ResourceTemplate)
+            .map(|a| a.key.as_str());
+        let listed = self.snapshot.of_kind(Kind::ResourceTemplate).map(|d| d.key.as_str());
+        match approved.chain(listed).find(|t| template::matches(t, key)) {
+            Some(t) => (Kind::ResourceTemplate, t),
+            None => (kind, key),
+        }
+    }
+}
+
+/// The fact of one judged definition.
+fn fact(
+    kind: Kind,
+    verdict: Option<&Verdict<'_>>,
+    live: Option<&Definition>,
+    declared: Option<&Value>,
+    args: Vec<(String, String)>,
+    mode: Mode,
+) -> GateFact {
+    let revision = verdict
+        .and_then(|v| v.revision())
+        .or(live.map(|d| &d.revision))
+        .map(|r| Arc::from(r.as_str()));
+    let approved = verdict
+        .and_then(|v| v.approval)
+        .map(|a| (Arc::from(a.approved_by.as_str()), a.approved_at));
+    GateFact {
+        outcome: verdict.map(|v| v.outcome),
+        enforced: mode == Mode::Enforce,
+        revision,
+        approved,
+        annotations: (kind == Kind::Tool).then(|| declared.map_or_else(ToolAnnotations::default, annotations_of)),
+        args,
+    }
+}
+
+/// The refusal when a definition the route does not let through is
+/// called: like an unknown name when it is new, saying so when it changed.
+fn refusal(messages: &[Message], facts: &[Option<GateFact>]) -> Option<Rejection> {
+    let stops = |f: &Option<GateFact>| f.as_ref().is_some_and(|f| !f.proceeds());
+    let first = facts.iter().position(stops)?;
+    if messages.len() == 1 {
+        let m = &messages[first];
+        return Some(refused(m, facts[first].as_ref()).with_id(m.id.clone()));
+    }
+    let answers = messages
+        .iter()
+        .zip(facts)
+        .enumerate()
+        .filter(|(_, (m, _))| m.kind == MessageKind::Request)
+        .map(|(index, (m, f))| match f {
+            Some(f) if !f.proceeds() => {
+                let r = refused(m, Some(f));
+                ElementRefusal {
+                    index,
+                    id: m.id.clone(),
+                    kind: r.kind,
+                    message: r.message,
+                }
+            }
+            _ => ElementRefusal::not_forwarded(index, m.id.clone()),
+        })
+        .collect();
+    Some(Rejection::batch(ErrorKind::NotApproved, answers))
+}
+
+/// The answer to a call of a definition that is not let through.
+fn refused(m: &Message, fact: Option<&GateFact>) -> Rejection {
+    let name = m.name.as_deref().unwrap_or("");
+    let noun = match McpMethod::from_name(&m.method) {
+        McpMethod::PromptsGet => "prompt",
+        McpMethod::ResourcesRead => "resource",
+        _ => "tool",
+    };
+    let message = match fact.and_then(|f| f.outcome) {
+        Some(Outcome::Blocked) => format!("The {noun} {name} changed and awaits approval"),
+        _ => crate::phase::authorize::denied(m).message,
+    };
+    Rejection::new(ErrorKind::NotApproved, message)
+}
