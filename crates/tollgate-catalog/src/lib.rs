@@ -25,6 +25,7 @@ pub mod lock;
 pub mod poison;
 pub mod snapshot;
 pub mod sync;
+pub mod template;
 
 pub use definition::{Definition, Hints, Kind, Revision};
 pub use diff::{CatalogDiff, diff, diff_with};
