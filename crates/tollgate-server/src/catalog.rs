@@ -16,6 +16,7 @@
 //! records still name the listed revision and policies the listed
 //! annotations — the upstream's word, which is what governance is off for.
 
+pub(crate) mod findings;
 pub(crate) mod reload;
 pub(crate) mod report;
 pub(crate) mod service;
@@ -44,8 +45,8 @@ pub(crate) struct SyncStatus {
     pub(crate) successes: u64,
     /// Syncs that failed.
     pub(crate) failures: u64,
-    /// Poisoning findings of the last good snapshot, by check.
-    pub(crate) findings: Vec<(&'static str, usize)>,
+    /// Poisoning findings of the last good snapshot.
+    pub(crate) findings: Arc<[tollgate_catalog::Finding]>,
 }
 
 /// One route's catalog.

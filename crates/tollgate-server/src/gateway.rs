@@ -154,6 +154,7 @@ impl Gateway {
                 .filter(|r| r.catalog.mode != Mode::Off)
                 .cloned()
                 .collect(),
+            peers: front.routes.values().cloned().collect(),
             approvals: shared.approvals.clone(),
             lock: lock_file.clone(),
             settings: SyncSettings {

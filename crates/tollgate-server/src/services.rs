@@ -71,7 +71,10 @@ pub(crate) fn audit_sink(
 /// lock.
 #[derive(Debug)]
 pub(crate) struct CatalogWork {
+    /// The routes to sync (the gate not off).
     pub(crate) routes: Vec<Arc<Route>>,
+    /// Every route.
+    pub(crate) peers: Arc<[Arc<Route>]>,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
     pub(crate) settings: SyncSettings,
@@ -108,7 +111,7 @@ impl Background {
         });
         let (stop, stopped) = watch::channel(false);
         let c = self.catalog;
-        let mut tasks = service::start(c.routes, c.settings, stopped);
+        let mut tasks = service::start(c.routes, &c.peers, c.settings, stopped);
         if c.watch_lock {
             tasks.push(tokio::spawn(reload::watch(c.approvals.clone(), c.lock.clone())));
         }

@@ -120,7 +120,7 @@ fn route_json(route: &Route, lock: &Lock) -> Value {
         "mode": mode_name(route.catalog.mode),
         "sync": sync_json(route),
         "versions": snapshot.versions,
-        "findings": route.catalog.status().findings.iter().map(|(c, n)| json!({"check": c, "count": n})).collect::<Vec<_>>(),
+        "findings": &*route.catalog.status().findings,
     });
     for (outcome, list) in sections {
         out[outcome.as_str()] = Value::from(list);

@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use tollgate_catalog::{Lock, Mode, Outcome, Snapshot, judge_entry, sync};
 use tollgate_config::HeaderTrust;
 
+use crate::catalog::findings;
 use crate::catalog::transport::UpstreamTransport;
 use crate::route::Route;
 
@@ -34,20 +35,28 @@ pub(crate) struct SyncSettings {
 }
 
 /// Sync every route until `stop` turns true.
+/// `peers` are every route of the gateway, synced or not: the poisoning
+/// checks look for their names.
 pub(crate) fn start(
     routes: Vec<Arc<Route>>,
+    peers: &Arc<[Arc<Route>]>,
     settings: SyncSettings,
     stop: watch::Receiver<bool>,
 ) -> Vec<JoinHandle<()>> {
     routes
         .into_iter()
-        .map(|route| tokio::spawn(keep_synced(route, settings, stop.clone())))
+        .map(|route| tokio::spawn(keep_synced(route, peers.clone(), settings, stop.clone())))
         .collect()
 }
 
-async fn keep_synced(route: Arc<Route>, settings: SyncSettings, mut stop: watch::Receiver<bool>) {
+async fn keep_synced(
+    route: Arc<Route>,
+    peers: Arc<[Arc<Route>]>,
+    settings: SyncSettings,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
-        sync_once(&route, settings.timeout).await;
+        sync_once(&route, &peers, settings.timeout).await;
         let woken = tokio::select! {
             () = tokio::time::sleep(settings.interval) => false,
             () = route.catalog.woken() => true,
@@ -60,12 +69,12 @@ async fn keep_synced(route: Arc<Route>, settings: SyncSettings, mut stop: watch:
 }
 
 /// Sync one route now; the outcome goes to its status and the log.
-pub(crate) async fn sync_once(route: &Route, timeout: Duration) {
+pub(crate) async fn sync_once(route: &Route, peers: &[Arc<Route>], timeout: Duration) {
     let started = SystemTime::now();
     route.catalog.update_status(|s| s.last_attempt = Some(started));
     let transport = UpstreamTransport::of(route, timeout);
     match sync(&route.name, &transport).await {
-        Ok(snapshot) => adopt(route, snapshot),
+        Ok(snapshot) => adopt(route, peers, snapshot),
         Err(e) => {
             tracing::warn!(route = %route.name, error = %e, "catalog sync failed; the last good catalog stays");
             route.catalog.update_status(|s| {
@@ -77,10 +86,11 @@ pub(crate) async fn sync_once(route: &Route, timeout: Duration) {
 }
 
 /// Put a freshly synced snapshot in force.
-fn adopt(route: &Route, snapshot: Snapshot) {
+fn adopt(route: &Route, peers: &[Arc<Route>], snapshot: Snapshot) {
     let previous = route.catalog.snapshot();
     let lock = route.shared.approvals.current();
     log_changes(route, &lock, &previous, &snapshot);
+    let findings = findings::inspect(route, peers, &previous, &snapshot);
     let refuse = route.trust == HeaderTrust::Upstream && !snapshot.speaks_modern();
     if refuse && !route.catalog.trust_refused() {
         tracing::error!(
@@ -95,6 +105,7 @@ fn adopt(route: &Route, snapshot: Snapshot) {
         s.successes += 1;
         s.last_success = Some(snapshot.synced_at);
         s.last_error = None;
+        s.findings = findings.into();
     });
     route.catalog.replace(snapshot);
 }

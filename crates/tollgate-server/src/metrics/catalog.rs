@@ -11,6 +11,7 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{GaugeVec, IntGauge, IntGaugeVec, Opts};
 
+use crate::catalog::findings;
 use crate::catalog::reload::LockFile;
 use crate::catalog::report::{outcome_counts, sync_age};
 use crate::catalog::{Approvals, Judged, OUTCOMES};
@@ -156,8 +157,8 @@ impl CatalogCollector {
                         .set(v);
                 }
             }
-            for (check, count) in &s.findings {
-                let count = i64::try_from(*count).unwrap_or(i64::MAX);
+            for (check, count) in findings::counts(&s.findings) {
+                let count = i64::try_from(count).unwrap_or(i64::MAX);
                 self.findings.with_label_values(&[name, check]).set(count);
             }
             self.trust_refused
