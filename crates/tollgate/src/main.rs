@@ -3,14 +3,16 @@
 //! `serve` runs the gateway, `validate` checks a configuration file with the
 //! same code path as `serve` without binding anything, `schema` prints the
 //! configuration's JSON Schema, `policy` checks Cedar policies, `token mint`
-//! issues development tokens, and `audit verify|query` and `usage` read the
-//! audit trail offline.
+//! issues development tokens, `catalog show|diff|approve` review and
+//! approve upstream definitions, and `audit verify|query` and `usage` read
+//! the audit trail offline.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod audit_cmd;
+mod catalog_cmd;
 mod policy_cmd;
 mod render;
 mod spend;
@@ -59,6 +61,11 @@ enum Command {
     Policy {
         #[command(subcommand)]
         command: policy_cmd::PolicyCommand,
+    },
+    /// Review the upstreams' catalogs against catalog.lock, and approve.
+    Catalog {
+        #[command(subcommand)]
+        command: catalog_cmd::CatalogCommand,
     },
     /// Verify and query the audit trail.
     Audit {
@@ -149,6 +156,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Policy { command } => policy_cmd::run(&command),
+        Command::Catalog { command } => catalog_cmd::run(&command),
         Command::Audit { command } => audit_cmd::run(&command),
         Command::Usage(args) => audit_cmd::run_usage(&args),
         Command::Token {
