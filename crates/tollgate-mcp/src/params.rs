@@ -31,45 +31,63 @@ pub enum ParamKind {
 pub struct ParamHeader {
     /// The header's name after `Mcp-Param-`, lowercase.
     pub header: String,
-    /// The argument's name in `params.arguments`.
-    pub argument: String,
+    /// Where the argument is in `params.arguments`: the chain of
+    /// `properties` keys from the schema's root (one key for a top-level
+    /// argument).
+    pub path: Vec<String>,
     /// Its type.
     pub kind: ParamKind,
 }
 
-/// The mirrored arguments an `inputSchema` declares. Annotations the
-/// specification does not allow (not a token, on a non-primitive property)
-/// are left out, and a header name claimed by two properties (ignoring
-/// case) is ambiguous: neither is kept.
-pub fn param_headers(input_schema: &Value) -> Vec<ParamHeader> {
-    let Some(props) = input_schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut out: Vec<ParamHeader> = Vec::new();
-    let mut claimed: Vec<String> = Vec::new();
-    for (argument, schema) in props {
-        let Some(name) = schema.get("x-mcp-header").and_then(Value::as_str) else {
-            continue;
-        };
-        let kind = match schema.get("type").and_then(Value::as_str) {
-            Some("string") => ParamKind::String,
-            Some("integer") => ParamKind::Integer,
-            Some("boolean") => ParamKind::Boolean,
-            _ => continue,
-        };
-        if !is_token(name) {
-            continue;
-        }
-        let header = name.to_ascii_lowercase();
-        claimed.push(header.clone());
-        out.push(ParamHeader {
-            header,
-            argument: argument.clone(),
-            kind,
-        });
+impl ParamHeader {
+    /// The argument's path, dotted (`filter.region`).
+    pub fn argument(&self) -> String {
+        self.path.join(".")
     }
+}
+
+/// The mirrored arguments an `inputSchema` declares, at any depth reached
+/// through `properties` alone. Annotations the specification does not
+/// allow (not a token, on a non-primitive property) are left out, and a
+/// header name claimed by two properties (ignoring case) is ambiguous:
+/// neither is kept.
+pub fn param_headers(input_schema: &Value) -> Vec<ParamHeader> {
+    let mut out: Vec<ParamHeader> = Vec::new();
+    collect(input_schema, &mut Vec::new(), &mut out);
+    let claimed: Vec<String> = out.iter().map(|p| p.header.clone()).collect();
     out.retain(|p| claimed.iter().filter(|c| **c == p.header).count() == 1);
     out
+}
+
+/// The annotated properties under `schema`, whose path is `path`.
+fn collect(schema: &Value, path: &mut Vec<String>, out: &mut Vec<ParamHeader>) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (argument, property) in props {
+        path.push(argument.clone());
+        if let Some(p) = annotated(property, path) {
+            out.push(p);
+        }
+        collect(property, path, out);
+        path.pop();
+    }
+}
+
+/// The mirrored argument a property declares, if it validly does.
+fn annotated(property: &Value, path: &[String]) -> Option<ParamHeader> {
+    let name = property.get("x-mcp-header").and_then(Value::as_str)?;
+    let kind = match property.get("type").and_then(Value::as_str) {
+        Some("string") => ParamKind::String,
+        Some("integer") => ParamKind::Integer,
+        Some("boolean") => ParamKind::Boolean,
+        _ => return None,
+    };
+    is_token(name).then(|| ParamHeader {
+        header: name.to_ascii_lowercase(),
+        path: path.to_vec(),
+        kind,
+    })
 }
 
 /// An RFC 9110 token.
@@ -130,13 +148,19 @@ pub fn check_params(
             check_kind(p.kind, value).map_err(|why| mismatch(&name, why))?;
         }
         if let Some(args) = body {
-            agree(p, sent.as_deref(), args.get(&p.argument)).map_err(|why| mismatch(&name, why))?;
+            agree(p, sent.as_deref(), value_at(args, &p.path)).map_err(|why| mismatch(&name, why))?;
         }
         if let Some(value) = sent {
             out.push((p.header.clone(), value));
         }
     }
     Ok(out)
+}
+
+/// The argument at `path`, if every step is an object holding the next key.
+fn value_at<'a>(args: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(args.get(first)?, |node, key| node.get(key))
 }
 
 fn mismatch(name: &str, why: &str) -> McpError {
@@ -167,12 +191,23 @@ fn agree(p: &ParamHeader, sent: Option<&str>, arg: Option<&Value>) -> std::resul
         (Some(s), Some(v)) => {
             let equal = match (p.kind, v) {
                 (ParamKind::String, Value::String(b)) => s == b,
-                (ParamKind::Integer, Value::Number(n)) => n.as_i64().is_some_and(|n| s.parse::<i64>() == Ok(n)),
+                (ParamKind::Integer, Value::Number(n)) => same_number(s, n),
                 (ParamKind::Boolean, Value::Bool(b)) => s.parse::<bool>() == Ok(*b),
                 _ => false,
             };
             if equal { Ok(()) } else { Err("disagrees with the body") }
         }
+    }
+}
+
+/// Whether an integer header equals the body's number, compared as
+/// numbers (`42` equals `42` and `42.0`; `042` equals `42`).
+fn same_number(sent: &str, body: &serde_json::Number) -> bool {
+    let Ok(sent) = sent.parse::<i64>() else { return false };
+    match body.as_i64() {
+        Some(b) => b == sent,
+        #[allow(clippy::cast_precision_loss, reason = "within ±(2^53 − 1), checked before")]
+        None => body.as_f64().is_some_and(|b| b == sent as f64),
     }
 }
 

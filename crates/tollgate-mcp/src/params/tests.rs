@@ -27,7 +27,7 @@ fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
 fn only_valid_primitive_annotations_are_declared() {
     let mut got: Vec<(String, String, ParamKind)> = param_headers(&schema())
         .into_iter()
-        .map(|p| (p.header, p.argument, p.kind))
+        .map(|p| (p.header.clone(), p.argument(), p.kind))
         .collect();
     got.sort();
     assert_eq!(
@@ -146,4 +146,41 @@ fn arguments_are_read_from_a_body() {
     assert_eq!(tool_arguments(body).unwrap()["a"], 1);
     assert!(tool_arguments(b"{").is_err());
     assert!(tool_arguments(br#"{"params":{}}"#).unwrap().is_empty());
+}
+
+#[test]
+fn nested_properties_are_reached_through_properties_only() {
+    let s = json!({"type": "object", "properties": {
+        "filter": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}
+        }},
+        "items": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string", "x-mcp-header": "Item"}
+        }}}
+    }});
+    let declared = param_headers(&s);
+    assert_eq!(declared.len(), 1, "{declared:?}");
+    assert_eq!(declared[0].argument(), "filter.region");
+    let body = json!({"filter": {"region": "eu"}});
+    let args = body.as_object().unwrap();
+    let got = check_params(&declared, &headers(&[("mcp-param-region", "eu")]), Some(args)).unwrap();
+    assert_eq!(got, vec![("region".to_owned(), "eu".to_owned())]);
+    let err = check_params(&declared, &headers(&[("mcp-param-region", "us")]), Some(args)).unwrap_err();
+    assert_eq!(err.kind, tollgate_core::ErrorKind::HeaderMismatch);
+    assert!(check_params(&declared, &headers(&[]), Some(args)).is_err());
+}
+
+#[test]
+fn integers_compare_as_numbers() {
+    let declared = param_headers(&schema());
+    for body in [json!({"limit": 42}), json!({"limit": 42.0})] {
+        let args = body.as_object().unwrap();
+        for sent in ["42", "042", "+42"] {
+            assert!(
+                check_params(&declared, &headers(&[("mcp-param-limit", sent)]), Some(args)).is_ok(),
+                "{sent} {body}"
+            );
+        }
+        assert!(check_params(&declared, &headers(&[("mcp-param-limit", "43")]), Some(args)).is_err());
+    }
 }
