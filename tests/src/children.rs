@@ -67,8 +67,19 @@ pub async fn everything_server() -> ChildServer {
 
 /// Start the Python SDK's modern-era server fixture.
 pub async fn python_modern_server() -> ChildServer {
+    python_server("py/modern_server.py").await
+}
+
+/// Start the Python SDK server whose catalog changes on request
+/// (`catalog_server.py`; `POST {base}/control`, see its doc).
+pub async fn python_catalog_server() -> ChildServer {
+    python_server("py/catalog_server.py").await
+}
+
+/// Start a Python fixture server that prints `READY <port>`.
+async fn python_server(script: &str) -> ChildServer {
     let mut child = Command::new(python())
-        .arg(fixtures().join("py/modern_server.py"))
+        .arg(fixtures().join(script))
         .args(["--port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -83,10 +94,10 @@ pub async fn python_modern_server() -> ChildServer {
                 return port.trim().to_owned();
             }
         }
-        panic!("modern_server.py exited before READY");
+        panic!("{script} exited before READY");
     })
     .await
-    .expect("modern_server.py did not become ready");
+    .unwrap_or_else(|_| panic!("{script} did not become ready"));
     ChildServer {
         url: format!("http://127.0.0.1:{ready}/mcp"),
         _child: child,
@@ -116,6 +127,18 @@ pub async fn python_client(url: &str, headers: &[&str], extra: &[&str]) -> serde
         cmd.args(["--header", h]);
     }
     cmd.args(extra);
+    run_json(cmd).await
+}
+
+/// Run the Python SDK catalog client (`catalog_client.py`) against `url`:
+/// list the tools, call `lookup(region, query)`; returns its JSON.
+pub async fn python_catalog_client(url: &str, headers: &[&str], region: &str, query: &str) -> serde_json::Value {
+    let mut cmd = Command::new(python());
+    cmd.arg(fixtures().join("py/catalog_client.py")).arg(url);
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    cmd.args(["--region", region, "--query", query]);
     run_json(cmd).await
 }
 

@@ -51,6 +51,8 @@ impl TestGateway {
         let dir = tempfile::tempdir().unwrap();
         let text = format!("[listen]\npublic = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n{config}");
         let path = dir.path().join("test.toml");
+        // On disk too, for the CLI (`tollgate catalog approve --config`).
+        std::fs::write(&path, &text).unwrap();
         let loaded = tollgate_config::load_str(&path, &text, &tollgate_config::ProcessEnvironment)
             .unwrap_or_else(|e| panic!("test config is invalid:\n{e}"));
         let gateway = tollgate_server::Gateway::new(&loaded, registry).unwrap();

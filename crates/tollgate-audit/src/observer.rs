@@ -119,7 +119,10 @@ impl AuditObserver {
                 },
             });
         }
-        rec.decision = decision(e.policy.as_ref());
+        rec.decision = match &e.catalog {
+            Some(c) if !c.proceeds() => refused_by_catalog(),
+            _ => decision(e.policy.as_ref()),
+        };
         rec.credential = if s.forwarded || phase == Phase::Forwarding {
             self.route.credential
         } else {
@@ -210,6 +213,17 @@ fn method(e: &CallElement) -> Option<Cow<'static, str>> {
         Some(Cow::Borrowed(e.family.as_str()))
     } else {
         Some(Cow::Owned(e.method.to_string()))
+    }
+}
+
+/// The decision of a call the catalog gate refused (quarantined or
+/// blocked, enforced): denied for reason `catalog`, before any policy.
+fn refused_by_catalog() -> Decision {
+    Decision {
+        outcome: Outcome::Deny,
+        mode: PolicyMode::Enforce,
+        policies: Vec::new(),
+        reason: Some(Cow::Borrowed("catalog")),
     }
 }
 

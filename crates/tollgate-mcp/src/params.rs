@@ -141,7 +141,10 @@ pub fn check_params(
             None => None,
             Some(v) => {
                 let text = v.to_str().map_err(|_| mismatch(&name, "has invalid characters"))?;
-                Some(decode_header_value(text.trim())?)
+                Some(
+                    decode_header_value(text.trim())
+                        .map_err(|_| mismatch(&name, "is not valid sentinel-encoded base64 UTF-8"))?,
+                )
             }
         };
         if let Some(value) = &sent {

@@ -128,7 +128,14 @@ fn show(config: &Path, format: Format) -> anyhow::Result<ExitCode> {
             for a in lock.iter() {
                 let at = humantime::format_rfc3339_seconds(a.approved_at);
                 let note = a.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
-                println!("{}  {:<17} {}  {}  by {} at {at}{note}", a.server, a.kind, a.key, short(a.revision.as_str()), a.approved_by);
+                println!(
+                    "{}  {:<17} {}  {}  by {} at {at}{note}",
+                    a.server,
+                    a.kind,
+                    a.key,
+                    short(a.revision.as_str()),
+                    a.approved_by
+                );
             }
         }
     }
@@ -155,7 +162,11 @@ fn live(loaded: &Loaded, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
         .build()
         .context("starting the async runtime")?;
     let synced = runtime.block_on(tollgate_server::sync_configured(loaded, only))?;
-    anyhow::ensure!(!synced.is_empty(), "no server {} in the configuration", only.unwrap_or("at all"));
+    anyhow::ensure!(
+        !synced.is_empty(),
+        "no server {} in the configuration",
+        only.unwrap_or("at all")
+    );
     synced
         .into_iter()
         .map(|(name, result)| result.with_context(|| format!("server {name}: the catalog could not be fetched")))
@@ -165,16 +176,23 @@ fn live(loaded: &Loaded, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
 fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
     let loaded = load(config)?;
     let (_, lock) = lock_of(&loaded)?;
-    let servers: Vec<String> = loaded.config.servers.iter().map(|s| s.name.as_str().to_owned()).collect();
+    let servers: Vec<String> = loaded
+        .config
+        .servers
+        .iter()
+        .map(|s| s.name.as_str().to_owned())
+        .collect();
     let snapshots = live(&loaded, server)?;
     let diffs: Vec<tollgate_catalog::CatalogDiff> = snapshots
         .iter()
         .map(|snapshot| {
             let others: Vec<String> = servers.iter().filter(|s| **s != snapshot.server).cloned().collect();
-            let other_tools = snapshots
-                .iter()
-                .filter(|o| o.server != snapshot.server)
-                .flat_map(|o| o.definitions.values().filter(|d| d.kind == Kind::Tool).map(|d| d.key.clone()));
+            let other_tools = snapshots.iter().filter(|o| o.server != snapshot.server).flat_map(|o| {
+                o.definitions
+                    .values()
+                    .filter(|d| d.kind == Kind::Tool)
+                    .map(|d| d.key.clone())
+            });
             let context = CheckContext::for_snapshot(snapshot, &others).with_other_tools(other_tools);
             tollgate_catalog::diff_with(&lock, snapshot, &context)
         })
@@ -215,7 +233,10 @@ fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let now = SystemTime::now();
     for definition in &chosen {
         lock.approve(&args.server, definition, &args.by, now, args.note.as_deref());
-        println!("approved {} {} at {}", definition.kind, definition.key, definition.revision);
+        println!(
+            "approved {} {} at {}",
+            definition.kind, definition.key, definition.revision
+        );
     }
     tollgate_config::write_lock_text(&path, &lock.to_toml())?;
     println!("wrote {}", path.display());
