@@ -28,6 +28,8 @@ cat <<MSG
   Tollgate is running.
     MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
     Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
+    Catalog     $ADMIN/catalog   (enforce: only what examples/catalog.lock approves is served;
+                                  review changes with: $BIN/tollgate catalog diff)
     Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo
 
   The route needs a token for it with the mcp:tools scope. A development

@@ -12,6 +12,8 @@
 //! - `params`: `Mcp-Param-*` headers missing, mismatched, badly encoded and
 //!   correct, from the Python SDK client and raw HTTP.
 //! - `records`: audit records of a fresh replica, field by field.
+//! - `sync`: `header_trust = "upstream"` refused for a legacy upstream;
+//!   the demo's committed lock matches the demo server.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -25,6 +27,8 @@ mod observe;
 mod params;
 #[path = "catalog/records.rs"]
 mod records;
+#[path = "catalog/sync.rs"]
+mod sync;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,0 +1,84 @@
+//! What a sync learns about an upstream, and the demo's committed lock.
+
+use serde_json::Value;
+use tollgate_e2e::audit_support::metric;
+use tollgate_e2e::children::{everything_server, python_catalog_server, tollgate_cli};
+use tollgate_e2e::{Demo, http, repo_root};
+
+use super::{ROUTE, Rig};
+
+/// `GET /readyz?detail`'s report of the route's catalog sync, once its
+/// first sync has ended.
+async fn sync_detail(rig: &Rig) -> Value {
+    rig.wait_catalog("the first sync", |c| c["sync"]["state"] == "ok").await;
+    let url = format!("{}/readyz?detail", rig.gw.admin);
+    let detail: Value = http().get(url).send().await.unwrap().json().await.unwrap();
+    detail["catalogs"][ROUTE].clone()
+}
+
+/// `header_trust = "upstream"` identifies calls from headers alone, which
+/// is only sound in front of an upstream that itself checks them (one
+/// that speaks 2026-07-28). A legacy upstream gets every body verified,
+/// and the refusal shows in `/readyz` detail and the metrics.
+#[tokio::test]
+async fn header_trust_upstream_is_refused_for_a_legacy_upstream() {
+    let legacy = everything_server().await;
+    let gw = Rig::gateway(&legacy, "mode = \"observe\"", "", "header_trust = \"upstream\"").await;
+    let rig = Rig { upstream: legacy, gw };
+    let sync = sync_detail(&rig).await;
+    assert_eq!(sync["header_trust_refused"], true, "{sync:#}");
+    let m = rig.gw.metrics().await;
+    assert_eq!(
+        metric(&m, "tollgate_catalog_header_trust_refused", &[("route", ROUTE)]),
+        1.0
+    );
+
+    let modern = python_catalog_server().await;
+    let gw = Rig::gateway(&modern, "mode = \"observe\"", "", "header_trust = \"upstream\"").await;
+    let rig = Rig { upstream: modern, gw };
+    let sync = sync_detail(&rig).await;
+    assert_eq!(sync["header_trust_refused"], false, "{sync:#}");
+    let m = rig.gw.metrics().await;
+    assert_eq!(
+        metric(&m, "tollgate_catalog_header_trust_refused", &[("route", ROUTE)]),
+        0.0
+    );
+}
+
+/// `make run` serves the demo in enforce mode from `examples/catalog.lock`:
+/// the committed lock must approve exactly what the demo server lists, or
+/// the demo would hide its own tools.
+#[tokio::test]
+async fn the_committed_demo_lock_approves_the_demo_server_as_it_is() {
+    let demo = Demo::spawn().await;
+    let root = repo_root();
+    let examples = root.join("examples");
+    let text = std::fs::read_to_string(examples.join("demo.toml")).unwrap();
+    assert!(
+        text.contains("mode = \"enforce\""),
+        "the demo runs the catalog gate in enforce"
+    );
+    let config: String = text
+        .lines()
+        .map(|line| match line.split_once('=').map(|(k, _)| k.trim()) {
+            Some("url") => format!("url = \"{}\"", demo.url),
+            Some("lock") => format!("lock = {:?}", examples.join("catalog.lock")),
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.toml");
+    std::fs::write(&file, config).unwrap();
+    let out = tollgate_cli(&["catalog", "diff", "--config", file.to_str().unwrap()]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "examples/catalog.lock is stale; re-approve with `tollgate catalog approve \
+         --config examples/demo.toml --server demo --all --by ...` against a running \
+         demo server:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("no difference from the lock"), "{stdout}");
+}
