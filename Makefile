@@ -4,7 +4,7 @@
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/tollgate-target
 CARGO ?= cargo
 
-.PHONY: run build test test-deps fmt fmt-check lint policy-check nextest doctest bench callgrind schema clean
+.PHONY: run build test test-deps fmt fmt-check lint unused-deps policy-check nextest doctest bench callgrind schema clean
 
 run: build
 	scripts/run-demo.sh
@@ -12,7 +12,7 @@ run: build
 build:
 	$(CARGO) build --locked -p tollgate -p tollgate-demo
 
-test: test-deps fmt-check lint policy-check doctest nextest
+test: test-deps fmt-check lint unused-deps policy-check doctest nextest
 
 test-deps:
 	scripts/install-test-deps.sh
@@ -29,6 +29,12 @@ lint:
 nextest:
 	@$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install cargo-nextest --locked
 	$(CARGO) nextest run --locked --workspace --no-fail-fast
+
+# Every dependency a crate declares is used (cargo-machete reads the sources;
+# an exception goes in the crate's [package.metadata.cargo-machete]).
+unused-deps:
+	@$(CARGO) machete --version >/dev/null 2>&1 || $(CARGO) install cargo-machete --locked
+	$(CARGO) machete
 
 policy-check:
 	$(CARGO) run --quiet --locked -p tollgate -- policy validate --policies policies
