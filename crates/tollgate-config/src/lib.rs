@@ -23,7 +23,7 @@ pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
     SigningAlgorithm, StaticCredential,
 };
-pub use catalog::{Catalog, CatalogMode, read_lock_text, write_lock_text};
+pub use catalog::{Catalog, CatalogMode, lock_stamp, read_lock_text, write_lock_text};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{AuthSecrets, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load, load_str, schema};

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tollgate_catalog::Lock;
 
@@ -76,19 +76,13 @@ pub(crate) fn reload(approvals: &Approvals, file: &LockFile) {
 
 /// Reload the lock whenever its file changes.
 pub(crate) async fn watch(approvals: Arc<Approvals>, file: Arc<LockFile>) {
-    let mut seen = stamp(&file.path);
+    let mut seen = tollgate_config::lock_stamp(&file.path);
     loop {
         tokio::time::sleep(POLL).await;
-        let now = stamp(&file.path);
+        let now = tollgate_config::lock_stamp(&file.path);
         if now != seen {
             seen = now;
             reload(&approvals, &file);
         }
     }
-}
-
-/// What tells a changed file: its modification time and length.
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
 }
