@@ -17,6 +17,7 @@ mod policy;
 mod policy_files;
 mod secret;
 mod tracing;
+mod virtual_server;
 
 pub use audit::{Audit, AuditOtlp, DEFAULT_REDACT_KEYS, Durability, ServerAudit};
 pub use auth::{
@@ -35,3 +36,4 @@ pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use secret::{Secret, SecretSource};
 pub use tracing::Tracing;
+pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

@@ -16,6 +16,7 @@ use crate::auth::{Auth, Credential, DevIssuer, ServerAuth};
 use crate::catalog::{Catalog, CatalogMode};
 use crate::policy::{Policy, ServerPolicy};
 use crate::tracing::Tracing;
+use crate::virtual_server::VirtualServer;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -63,6 +64,10 @@ pub struct Config {
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,
+    /// Routes composed of several servers' tools and prompts, each routed at
+    /// `/mcp/{name}` beside the servers.
+    #[serde(default)]
+    pub virtual_servers: Vec<VirtualServer>,
 }
 
 impl Config {
@@ -85,10 +90,13 @@ impl Config {
 
     /// Whether calls on `server` need a token.
     pub fn auth_required(&self, server: &Server) -> bool {
-        server
-            .auth
-            .required
-            .unwrap_or(!self.auth.issuers.is_empty() || self.dev_issuer.enabled)
+        server.auth.required.unwrap_or(self.tokens_by_default())
+    }
+
+    /// Whether routes that do not say need a token: yes when any issuer
+    /// (or the development issuer) is configured.
+    pub(crate) fn tokens_by_default(&self) -> bool {
+        !self.auth.issuers.is_empty() || self.dev_issuer.enabled
     }
 
     /// The catalog gate in force on `server`: its own `catalog`, else

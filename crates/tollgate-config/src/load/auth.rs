@@ -1,5 +1,6 @@
 //! Validation of the identity keys (`[auth]`, each server's `auth` and
-//! `credential`, `[dev_issuer]`) and resolution of the secrets they name.
+//! `credential`, each virtual server's `auth`, `[dev_issuer]`) and
+//! resolution of the secrets they name.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +8,7 @@ use url::{Host, Url};
 
 use super::{Problems, read_secret};
 use crate::locate::Seg;
-use crate::{Config, Credential, Environment, Issuer, OAuthClient, Secret, Server};
+use crate::{Config, Credential, Environment, Issuer, OAuthClient, Secret, Server, ServerAuth};
 
 /// Secrets named by `[auth]` and the servers' credentials, read at load.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +106,10 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
     for (i, server) in c.servers.iter().enumerate() {
         validate_server(c, server, server_path(i), out);
     }
+    for (i, v) in c.virtual_servers.iter().enumerate() {
+        let base = vec![Seg::Key("virtual_servers".into()), Seg::Index(i)];
+        validate_route_auth(c, &v.auth, c.virtual_auth_required(v), &base, out);
+    }
     validate_dev_issuer(c, out);
 }
 
@@ -174,6 +179,13 @@ fn validate_claims_and_introspection(issuer: &Issuer, base: Vec<Seg>, out: &mut 
 
 fn validate_server(c: &Config, s: &Server, base: Vec<Seg>, out: &mut Problems) {
     let required = c.auth_required(s);
+    validate_route_auth(c, &s.auth, required, &base, out);
+    validate_credential(s, required, at(base, &["credential"]), out);
+}
+
+/// A route's `auth` table, of a server or a virtual server.
+fn validate_route_auth(c: &Config, auth: &ServerAuth, required: bool, base: &[Seg], out: &mut Problems) {
+    let base = base.to_vec();
     if required && c.auth.issuers.is_empty() && !c.dev_issuer.enabled {
         out.push((
             at(base.clone(), &["auth", "required"]),
@@ -189,10 +201,7 @@ fn validate_server(c: &Config, s: &Server, base: Vec<Seg>, out: &mut Problems) {
             ),
         ));
     }
-    for (field, scopes) in [
-        ("scopes", &s.auth.scopes),
-        ("scopes_supported", &s.auth.scopes_supported),
-    ] {
+    for (field, scopes) in [("scopes", &auth.scopes), ("scopes_supported", &auth.scopes_supported)] {
         for (j, scope) in scopes.iter().enumerate() {
             if let Err(msg) = check_scope(scope) {
                 let mut p = at(base.clone(), &["auth", field]);
@@ -201,19 +210,17 @@ fn validate_server(c: &Config, s: &Server, base: Vec<Seg>, out: &mut Problems) {
             }
         }
     }
-    let supported = &s.auth.scopes_supported;
-    if let Some(missing) = s
-        .auth
+    let supported = &auth.scopes_supported;
+    if let Some(missing) = auth
         .scopes
         .iter()
         .find(|r| !supported.is_empty() && !supported.contains(r))
     {
         out.push((
-            at(base.clone(), &["auth", "scopes_supported"]),
+            at(base, &["auth", "scopes_supported"]),
             format!("must include the required scope {missing:?}"),
         ));
     }
-    validate_credential(s, required, at(base, &["credential"]), out);
 }
 
 fn validate_credential(s: &Server, auth_required: bool, base: Vec<Seg>, out: &mut Problems) {
