@@ -22,6 +22,7 @@ pub mod headers;
 mod jsonrpc;
 pub mod params;
 mod scan;
+pub mod splice;
 pub mod sse;
 mod version;
 
