@@ -144,6 +144,7 @@ fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
         },
         hidden: None,
         payload: None,
+        via: None,
     }
 }
 

@@ -104,6 +104,10 @@ impl AuditObserver {
         rec.protocol_version = s.protocol_version.map(Cow::Borrowed);
         rec.method = method(e);
         rec.name = e.name.as_deref().map(str::to_owned);
+        if let Some(via) = &s.via {
+            rec.virtual_server = Some(via.virtual_server.clone());
+            rec.exposed_name.clone_from(&via.exposed_name);
+        }
         if matches!(e.method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
             rec.definition_hash.clone_from(&e.definition);
         }

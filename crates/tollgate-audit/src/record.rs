@@ -48,8 +48,17 @@ pub struct CallRecord {
     /// authentication failed.
     #[serde(default, with = "principal_opt", skip_serializing_if = "Option::is_none")]
     pub principal: Option<Arc<Principal>>,
-    /// The route (`[[servers]] name`).
+    /// The route (`[[servers]] name`): for a call through a virtual
+    /// server, the member server it was routed to.
     pub route: Arc<str>,
+    /// The virtual server the call came through (`[[virtual_servers]]
+    /// name`), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_server: Option<Arc<str>>,
+    /// The name the virtual server exposes the tool or prompt under (`name`
+    /// is the member's own), when it differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposed_name: Option<Arc<str>>,
     /// The upstream URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Arc<str>>,
@@ -137,6 +146,8 @@ impl CallRecord {
             phase: Phase::Complete,
             principal: None,
             route,
+            virtual_server: None,
+            exposed_name: None,
             upstream: None,
             server_version: None,
             approved_by: None,

@@ -71,6 +71,7 @@ fn batch(stage: Stage) -> CallSummary {
         },
         hidden: None,
         payload: None,
+        via: None,
     }
 }
 

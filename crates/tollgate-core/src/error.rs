@@ -48,6 +48,12 @@ pub enum ErrorKind {
     /// approved (quarantined: answered like an unknown name) or changed
     /// since it was approved (blocked).
     NotApproved,
+    /// A virtual server has no member tool, prompt or resource by the name
+    /// the call gives (or the cursor it sends is not one it handed out):
+    /// answered like an unknown name.
+    UnknownName,
+    /// A virtual server does not route or answer this method.
+    MethodNotFound,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -78,7 +84,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 25] = [
+    pub const ALL: [ErrorKind; 27] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -93,6 +99,8 @@ impl ErrorKind {
         ErrorKind::AuthUnavailable,
         ErrorKind::PolicyDenied,
         ErrorKind::NotApproved,
+        ErrorKind::UnknownName,
+        ErrorKind::MethodNotFound,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -123,6 +131,8 @@ impl ErrorKind {
             ErrorKind::AuthUnavailable => "auth_unavailable",
             ErrorKind::PolicyDenied => "policy_denied",
             ErrorKind::NotApproved => "not_approved",
+            ErrorKind::UnknownName => "unknown_name",
+            ErrorKind::MethodNotFound => "method_not_found",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

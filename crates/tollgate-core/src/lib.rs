@@ -17,5 +17,5 @@ pub use call::{CallIdentity, Era, McpMethod};
 pub use error::{Classify, ErrorKind};
 pub use principal::{Principal, PrincipalKind};
 pub use summary::{
-    Answer, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage,
+    Answer, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage, Via,
 };

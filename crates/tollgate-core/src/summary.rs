@@ -139,6 +139,17 @@ pub struct Payload {
     pub response_complete: bool,
 }
 
+/// The virtual server a call came through, when it did: the summary's
+/// `route` is then the member server the call was routed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Via {
+    /// The virtual server (`[[virtual_servers]] name`).
+    pub virtual_server: Arc<str>,
+    /// The name the virtual server exposes the tool or prompt under, when
+    /// it differs from the member's own name.
+    pub exposed_name: Option<Arc<str>>,
+}
+
 /// Everything known of one request when it ends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallSummary {
@@ -177,6 +188,8 @@ pub struct CallSummary {
     pub hidden: Option<Hidden>,
     /// Captured payloads (opt-in per route).
     pub payload: Option<Payload>,
+    /// The virtual server the call came through.
+    pub via: Option<Arc<Via>>,
 }
 
 impl CallSummary {

@@ -82,6 +82,7 @@ fn summary(elements: u32) -> CallSummary {
         },
         hidden: None,
         payload: None,
+        via: None,
     }
 }
 

@@ -105,6 +105,7 @@ fn tools_call() -> CallSummary {
         },
         hidden: None,
         payload: None,
+        via: None,
     }
 }
 

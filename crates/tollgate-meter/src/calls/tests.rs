@@ -66,6 +66,7 @@ fn tools_call() -> CallSummary {
         },
         hidden: None,
         payload: None,
+        via: None,
     }
 }
 

@@ -173,6 +173,7 @@ fn every_call_metric() -> CallSummary {
             enforced: true,
         }),
         payload: None,
+        via: None,
     }
 }
 
