@@ -22,6 +22,7 @@ use tollgate_telemetry::{ClientSpan, RequestSpans, ServerSpan};
 
 use crate::phase::gate::GateFact;
 use crate::serve::ClientAddr;
+use crate::vserver::Delegated;
 
 /// The request as it arrived.
 #[derive(Debug)]
@@ -36,6 +37,8 @@ pub(crate) struct Arrival {
     pub(crate) client_ip: Option<IpAddr>,
     /// The body size its `Content-Length` declares.
     pub(crate) declared: Option<u64>,
+    /// The virtual server the request came through.
+    pub(crate) via: Option<Arc<tollgate_core::Via>>,
 }
 
 impl Arrival {
@@ -52,6 +55,7 @@ impl Arrival {
             start: Instant::now(),
             client_ip: parts.extensions.get::<ClientAddr>().map(|a| a.0.ip()),
             declared: crate::phase::identify::content_length(parts),
+            via: parts.extensions.get::<Delegated>().map(|d| d.via.clone()),
         }
     }
 }

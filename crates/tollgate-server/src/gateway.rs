@@ -31,6 +31,7 @@ use crate::services::{self, Background, CatalogWork};
 use crate::session::Sealer;
 use crate::stack::{self, Public};
 use crate::upstream::{Upstream, UpstreamError};
+use crate::vserver::{self, VirtualRoute};
 use tollgate_catalog::Mode;
 
 /// Why a gateway could not be built.
@@ -146,12 +147,13 @@ impl Gateway {
             lock_file.clone(),
         )?))?;
         let catalog = CatalogWork {
-            // Routes with the gate off are not synced: the gateway does
-            // not talk to their upstreams on its own.
+            // Routes with the gate off are not synced (the gateway does
+            // not talk to their upstreams on its own) unless a virtual
+            // server lists their definitions.
             routes: front
                 .routes
                 .values()
-                .filter(|r| r.catalog.mode != Mode::Off)
+                .filter(|r| r.catalog.mode != Mode::Off || front.is_member(&r.name))
                 .cloned()
                 .collect(),
             peers: front.routes.values().cloned().collect(),
@@ -288,6 +290,7 @@ fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, GatewayError> 
             Arc::new(route),
         );
     }
+    let virtuals = virtual_routes(config, cx, &routes, &mut metadata)?;
     let base = config.public_base_url();
     let admission = Admission::new(
         config.limits.max_header_bytes,
@@ -297,8 +300,48 @@ fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, GatewayError> 
     Ok(Front {
         admission,
         routes,
+        virtuals,
         metadata,
     })
+}
+
+/// One virtual route per `[[virtual_servers]]` entry over the routes of
+/// its members, with its own RFC 9728 metadata document.
+fn virtual_routes(
+    config: &Config,
+    cx: &RouteContext<'_>,
+    routes: &HashMap<Box<str>, Arc<Route>>,
+    metadata: &mut HashMap<Box<str>, Bytes>,
+) -> Result<HashMap<Box<str>, Arc<VirtualRoute>>, GatewayError> {
+    let mut out = HashMap::new();
+    for v in &config.virtual_servers {
+        let mut members = Vec::with_capacity(v.members.len());
+        for m in &v.members {
+            let route = routes
+                .get(format!("/mcp/{}", m.server).as_str())
+                .cloned()
+                .ok_or_else(|| auth_err(format!("virtual server {}: no server {}", v.name.as_str(), m.server)))?;
+            members.push(vserver::Member {
+                route,
+                config: m.clone(),
+            });
+        }
+        let resource = if config.virtual_auth_required(v) {
+            let url = config
+                .virtual_resource_url(v)
+                .ok_or_else(|| auth_err("auth.public_base_url is required"))?;
+            let resource =
+                ProtectedResource::new(&url, cx.issuers, &v.auth.scopes, &v.auth.scopes_supported).map_err(auth_err)?;
+            let doc = Bytes::copy_from_slice(resource.metadata_json());
+            metadata.insert(Box::from(resource.metadata_path()), doc);
+            Some(resource)
+        } else {
+            None
+        };
+        let route = VirtualRoute::new(v, members, resource, cx.shared.clone(), config.limits.max_body_bytes);
+        out.insert(format!("/mcp/{}", v.name.as_str()).into_boxed_str(), Arc::new(route));
+    }
+    Ok(out)
 }
 
 fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Route, GatewayError> {

@@ -30,6 +30,7 @@ mod summary;
 #[cfg(test)]
 mod test_support;
 mod upstream;
+mod vserver;
 
 pub use catalog::service::sync_configured;
 pub use gateway::{Gateway, GatewayError};

@@ -42,6 +42,7 @@ use crate::phase::identify::identify;
 use crate::phase::respond::{refuse, respond};
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
+use crate::vserver::VirtualRoute;
 
 /// The W3C trace context header.
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -126,11 +127,20 @@ pub(crate) struct Front {
     pub(crate) admission: Admission,
     /// `/mcp/{name}` → route.
     pub(crate) routes: HashMap<Box<str>, Arc<Route>>,
+    /// `/mcp/{name}` → virtual server.
+    pub(crate) virtuals: HashMap<Box<str>, Arc<VirtualRoute>>,
     /// RFC 9728 metadata documents by path.
     pub(crate) metadata: HashMap<Box<str>, Bytes>,
 }
 
 impl Front {
+    /// Whether the route `name` is a member of a virtual server.
+    pub(crate) fn is_member(&self, name: &str) -> bool {
+        self.virtuals
+            .values()
+            .any(|v| v.members.iter().any(|m| &*m.route.name == name))
+    }
+
     /// Admit and route one request.
     pub(crate) async fn call(&self, req: Request<Body>) -> Response {
         if let Err(rejection) = admit(&self.admission, req.headers()) {
@@ -140,6 +150,10 @@ impl Front {
         if let Some(route) = self.routes.get(path) {
             tracing::Span::current().record("route", display(&route.name));
             return call(route, req).await;
+        }
+        if let Some(v) = self.virtuals.get(path) {
+            tracing::Span::current().record("route", display(&v.name));
+            return crate::vserver::call(v, req).await;
         }
         if let Some(doc) = self.metadata.get(path)
             && req.method() == http::Method::GET

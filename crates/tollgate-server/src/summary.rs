@@ -113,6 +113,7 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         answer: Answer::default(),
         hidden: None,
         payload: None,
+        via: facts.arrival.via.clone(),
     }
 }
 

@@ -5,7 +5,8 @@
 //! scopes, or the caller gets 401/403 with a `WWW-Authenticate` challenge
 //! pointing at the route's RFC 9728 metadata. The verified principal comes
 //! from the authenticator's cache in the common case. On an open route the
-//! caller is anonymous (`None`).
+//! caller is anonymous (`None`). A call a virtual server routes to one
+//! of its members arrives authenticated for the virtual server.
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use tollgate_core::{Classify, ErrorKind, Principal};
 
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::vserver::Delegated;
 
 /// Authenticate the caller of `route`. `Ok(None)`: the route is open.
 ///
@@ -24,6 +26,10 @@ use crate::route::Route;
 /// `unauthenticated` (401), `insufficient_scope` (403), `invalid_request`
 /// (400) or `auth_unavailable` (503), with the route's challenge.
 pub(crate) async fn authenticate(route: &Route, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
+    // A call a virtual server routed here was authenticated for it.
+    if let Some(delegated) = parts.extensions.get::<Delegated>() {
+        return Ok(delegated.principal.clone());
+    }
     let (Some(resource), Some(authn)) = (&route.resource, &route.shared.authn) else {
         return Ok(None);
     };

@@ -1,0 +1,287 @@
+//! Virtual servers: one MCP endpoint, `/mcp/{name}`, composed of the
+//! governed tools, prompts and resources of several member servers.
+//!
+//! Where it sits: the front routes a request for a virtual server here
+//! instead of to a route's phases. The virtual server authenticates the
+//! caller for its own URL, reads the one JSON-RPC message (bounded), and
+//! either answers it itself — `server/discover`, `initialize`, `ping`, the
+//! lists (from the members' approved catalog entries, filtered per caller
+//! by the members' policies) and, in search mode, `find_tools` — or routes
+//! it to the member that owns the name (`exposed`), renamed to the
+//! member's own name (`delegate`), where it runs the member route's phases
+//! from `identify` on: the same gate, policies, credential, audit and
+//! metrics as a call on the member's own route. Legacy sessions hold one
+//! session per member inside the sealed session id (`session`).
+
+mod answer;
+mod delegate;
+mod exposed;
+mod session;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use arc_swap::ArcSwapOption;
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, Method, Request, StatusCode};
+use tollgate_auth::ProtectedResource;
+use tollgate_catalog::Kind;
+use tollgate_config::Expose;
+use tollgate_core::{Era, ErrorKind, Principal, Via};
+use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
+
+use self::exposed::Exposed;
+use crate::phase::authenticate::refusal;
+use crate::rescue::{Rejection, render};
+use crate::route::{Route, Shared};
+
+pub(crate) use tollgate_config::FIND_TOOLS;
+
+/// A call a virtual server routed to one of its members: already
+/// authenticated for the virtual server (a request extension only the
+/// gateway sets).
+#[derive(Debug, Clone)]
+pub(crate) struct Delegated {
+    /// The caller.
+    pub(crate) principal: Option<Arc<Principal>>,
+    /// The virtual server and the exposed name.
+    pub(crate) via: Arc<Via>,
+}
+
+/// One member of a virtual server: the member's own route and how the
+/// virtual server exposes it.
+#[derive(Debug)]
+pub(crate) struct Member {
+    /// The member server's route (its catalog, upstream, policies, audit).
+    pub(crate) route: Arc<Route>,
+    /// Prefix, filters and renames.
+    pub(crate) config: tollgate_config::Member,
+}
+
+/// One `[[virtual_servers]]` entry.
+#[derive(Debug)]
+pub(crate) struct VirtualRoute {
+    /// Its name: served at `/mcp/{name}`.
+    pub(crate) name: Arc<str>,
+    /// The members, in configuration order.
+    pub(crate) members: Vec<Member>,
+    /// `all` or `search`.
+    pub(crate) expose: Expose,
+    /// Tools listed beside `find_tools` in search mode.
+    pub(crate) pinned: Vec<String>,
+    /// Who may call it, when callers must authenticate.
+    pub(crate) resource: Option<ProtectedResource>,
+    /// What every route shares.
+    pub(crate) shared: Arc<Shared>,
+    /// The largest request body read.
+    pub(crate) max_body: usize,
+    /// The exposed catalog last built.
+    exposed: ArcSwapOption<Exposed>,
+    /// Names left out because two members exposed them.
+    pub(crate) collisions: AtomicU64,
+}
+
+impl VirtualRoute {
+    /// A virtual server from its parts.
+    pub(crate) fn new(
+        config: &tollgate_config::VirtualServer,
+        members: Vec<Member>,
+        resource: Option<ProtectedResource>,
+        shared: Arc<Shared>,
+        max_body: usize,
+    ) -> VirtualRoute {
+        VirtualRoute {
+            name: Arc::from(config.name.as_str()),
+            members,
+            expose: config.expose,
+            pinned: config.pinned.clone(),
+            resource,
+            shared,
+            max_body,
+            exposed: ArcSwapOption::empty(),
+            collisions: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The request as the virtual server read it.
+pub(crate) struct Incoming {
+    pub(crate) parts: Parts,
+    pub(crate) body: Bytes,
+    pub(crate) message: Message,
+    pub(crate) era: Era,
+    pub(crate) principal: Option<Arc<Principal>>,
+}
+
+/// Serve one request on a virtual server.
+pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response {
+    let (parts, body) = req.into_parts();
+    let principal = match authenticate(v, &parts).await {
+        Ok(p) => p,
+        Err(r) => return render(&r),
+    };
+    match parts.method {
+        Method::POST => match read(v, parts, body, principal).await {
+            Ok(incoming) => post(v, incoming).await.unwrap_or_else(|r| render(&r)),
+            Err(r) => render(&r),
+        },
+        Method::DELETE => session::end(v, &parts, principal.as_ref())
+            .await
+            .unwrap_or_else(|r| render(&r)),
+        _ => {
+            let mut res = StatusCode::METHOD_NOT_ALLOWED.into_response();
+            res.headers_mut()
+                .insert(http::header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            res
+        }
+    }
+}
+
+async fn authenticate(v: &VirtualRoute, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
+    let (Some(resource), Some(authn)) = (&v.resource, &v.shared.authn) else {
+        return Ok(None);
+    };
+    Box::pin(resource.authenticate(authn, &parts.headers, parts.uri.query()))
+        .await
+        .map(Some)
+        .map_err(|e| refusal(resource, &e))
+}
+
+/// Read and scan the body: one JSON-RPC message, its standard headers
+/// (when it has them) agreeing with it.
+async fn read(
+    v: &VirtualRoute,
+    parts: Parts,
+    body: Body,
+    principal: Option<Arc<Principal>>,
+) -> Result<Incoming, Rejection> {
+    let body = axum::body::to_bytes(body, v.max_body)
+        .await
+        .map_err(|_| Rejection::new(ErrorKind::BodyTooLarge, "Request body too large"))?;
+    let message = match scan(&body).map_err(Rejection::from)? {
+        Scanned::Single(m) => m,
+        Scanned::Batch(_) => {
+            return Err(Rejection::new(
+                ErrorKind::InvalidRequest,
+                "Invalid Request: a virtual server takes one message per request",
+            ));
+        }
+    };
+    let standard = StandardHeaders::read(&parts.headers);
+    let era = if standard.method.is_some() {
+        Era::Modern
+    } else {
+        Era::Legacy
+    };
+    let mismatch = |why: &'static str| Rejection::new(ErrorKind::HeaderMismatch, why).with_id(message.id.clone());
+    if let Some(method) = standard.method {
+        let method = method.map_err(|e| Rejection::from(e).with_id(message.id.clone()))?;
+        if method != message.method {
+            return Err(mismatch("Header mismatch: Mcp-Method disagrees with the body"));
+        }
+    }
+    if let Some(claimed) = standard.name {
+        let claimed = claimed.map_err(|e| Rejection::from(e).with_id(message.id.clone()))?;
+        if message.name.as_deref() != Some(claimed.as_str()) {
+            return Err(mismatch("Header mismatch: Mcp-Name disagrees with the body"));
+        }
+    }
+    Ok(Incoming {
+        parts,
+        body,
+        message,
+        era,
+        principal,
+    })
+}
+
+/// Answer or route one message.
+async fn post(v: &Arc<VirtualRoute>, incoming: Incoming) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let exposed = exposed::current(v);
+    if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
+        session::check(v, &incoming)?;
+    }
+    let m = &incoming.message;
+    let name = m.name.as_deref().unwrap_or_default();
+    match (m.kind, m.method.as_str()) {
+        (MessageKind::Request, "initialize") => session::open(v, &incoming, &exposed).await,
+        (MessageKind::Notification, "notifications/initialized") => session::initialized(v, &incoming).await,
+        (MessageKind::Request, "ping") => Ok(answer::result(id.as_ref(), "{}")),
+        (MessageKind::Request, "server/discover") => Ok(answer::discover(v, &exposed, id.as_ref())),
+        (MessageKind::Request, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list") => {
+            answer::list(v, &exposed, &incoming)
+        }
+        (MessageKind::Request, "tools/call") if v.expose == Expose::Search && name == FIND_TOOLS => {
+            answer::find_tools(v, &exposed, &incoming)
+        }
+        (MessageKind::Request, "tools/call") => routed(v, &exposed, &incoming, Kind::Tool, &["params", "name"]).await,
+        (MessageKind::Request, "prompts/get") => {
+            routed(v, &exposed, &incoming, Kind::Prompt, &["params", "name"]).await
+        }
+        (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
+            let entry = exposed
+                .resource(name)
+                .ok_or_else(|| unknown("resource", name, id.clone()))?;
+            Ok(delegate::forward(v, &incoming, entry, None).await)
+        }
+        (MessageKind::Request, "completion/complete") => complete(v, &exposed, &incoming).await,
+        (MessageKind::Request, _) => Err(Rejection::new(ErrorKind::MethodNotFound, "Method not found").with_id(id)),
+        // Notifications and answers to server requests belong to a member
+        // request the virtual server cannot name: accepted and dropped.
+        _ => Ok(StatusCode::ACCEPTED.into_response()),
+    }
+}
+
+/// Route a tool call or prompt get by its exposed name.
+async fn routed(
+    v: &Arc<VirtualRoute>,
+    exposed: &Exposed,
+    incoming: &Incoming,
+    kind: Kind,
+    path: &[&str],
+) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let name = incoming.message.name.as_deref().unwrap_or_default();
+    let entry = exposed
+        .get(kind, name)
+        .ok_or_else(|| unknown(kind.as_str(), name, id))?;
+    Ok(delegate::forward(v, incoming, entry, Some(path)).await)
+}
+
+/// `completion/complete`: routed by its `ref` (a prompt by exposed name,
+/// a resource template by URI).
+async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let reference = answer::completion_ref(&incoming.body).ok_or_else(|| {
+        Rejection::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: completion/complete needs params.ref",
+        )
+        .with_id(id.clone())
+    })?;
+    let (entry, path): (_, Option<&[&str]>) = match reference {
+        (answer::RefKind::Prompt, name) => (
+            exposed
+                .get(Kind::Prompt, &name)
+                .ok_or_else(|| unknown("prompt", &name, id.clone()))?,
+            Some(&["params", "ref", "name"]),
+        ),
+        (answer::RefKind::Resource, uri) => (
+            exposed
+                .get(Kind::ResourceTemplate, &uri)
+                .or_else(|| exposed.resource(&uri))
+                .ok_or_else(|| unknown("resource", &uri, id.clone()))?,
+            None,
+        ),
+    };
+    Ok(delegate::forward(v, incoming, entry, path).await)
+}
+
+/// The refusal of a name no member exposes: like an unknown name.
+fn unknown(kind: &str, name: &str, id: Option<RequestId>) -> Rejection {
+    Rejection::new(ErrorKind::UnknownName, format!("Unknown {kind}: {name}")).with_id(id)
+}

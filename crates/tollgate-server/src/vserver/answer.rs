@@ -1,0 +1,321 @@
+//! The answers a virtual server gives itself: `server/discover`, the four
+//! lists and `find_tools`, all from the exposed catalog and filtered per
+//! caller by the members' policies, never by calling an upstream.
+//!
+//! Lists are paginated with opaque cursors (100 entries a page). A page is
+//! written by joining the entries' pre-serialized definitions; only the
+//! envelope is built here.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use axum::body::Body;
+use axum::response::Response;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::HeaderValue;
+use http::header::CONTENT_TYPE;
+use serde::Deserialize;
+use serde_json::Value;
+use tollgate_catalog::Kind;
+use tollgate_config::Expose;
+use tollgate_core::{Era, ErrorKind};
+use tollgate_mcp::RequestId;
+use tollgate_policy::{ListItem, ListRequest, TargetKind};
+
+use super::exposed::{Entry, Exposed};
+use super::{FIND_TOOLS, Incoming, VirtualRoute};
+use crate::rescue::Rejection;
+
+/// Entries per list page.
+const PAGE: usize = 100;
+/// Tools `find_tools` returns unless asked for another number, and at most.
+const FIND_DEFAULT: usize = 5;
+const FIND_MAX: usize = 20;
+
+/// A JSON-RPC result answer whose `result` is `result` (JSON text).
+pub(crate) fn result(id: Option<&RequestId>, result: &str) -> Response {
+    let id = id.map_or("null", RequestId::as_json);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+    let mut res = Response::new(Body::from(body));
+    res.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    res
+}
+
+/// `server/discover`: the versions every member serves, and what the
+/// virtual server offers.
+pub(crate) fn discover(v: &VirtualRoute, exposed: &Exposed, id: Option<&RequestId>) -> Response {
+    let mut versions: Vec<&'static str> = tollgate_mcp::supported_versions(tollgate_mcp::Versions::all());
+    for m in &v.members {
+        let snapshot = m.route.catalog.snapshot();
+        if !snapshot.versions.is_empty() {
+            versions.retain(|ours| snapshot.versions.iter().any(|theirs| theirs == ours));
+        }
+    }
+    let body = serde_json::json!({
+        "supportedVersions": versions,
+        "capabilities": capabilities(exposed),
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info(v)},
+    });
+    result(id, &body.to_string())
+}
+
+/// The capabilities of the exposed catalog.
+pub(crate) fn capabilities(exposed: &Exposed) -> Value {
+    let mut caps = serde_json::Map::new();
+    caps.insert("tools".into(), serde_json::json!({"listChanged": false}));
+    if exposed.of_kind(Kind::Prompt).next().is_some() {
+        caps.insert("prompts".into(), serde_json::json!({"listChanged": false}));
+    }
+    let resources =
+        exposed.of_kind(Kind::Resource).next().is_some() || exposed.of_kind(Kind::ResourceTemplate).next().is_some();
+    if resources {
+        caps.insert("resources".into(), serde_json::json!({"listChanged": false}));
+    }
+    if exposed.of_kind(Kind::Prompt).next().is_some() || exposed.of_kind(Kind::ResourceTemplate).next().is_some() {
+        caps.insert("completions".into(), serde_json::json!({}));
+    }
+    Value::Object(caps)
+}
+
+/// `serverInfo`: the virtual server's name.
+pub(crate) fn server_info(v: &VirtualRoute) -> Value {
+    serde_json::json!({"name": &*v.name, "title": format!("{} (Tollgate virtual server)", v.name), "version": env!("CARGO_PKG_VERSION")})
+}
+
+#[derive(Deserialize)]
+struct ListParams<'a> {
+    #[serde(borrow, default)]
+    params: Option<Cursor<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Cursor<'a> {
+    #[serde(borrow, default)]
+    cursor: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// A list method's answer: one page of what the caller may use.
+pub(crate) fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let kind = match incoming.message.method.as_str() {
+        "tools/list" => Kind::Tool,
+        "prompts/list" => Kind::Prompt,
+        "resources/list" => Kind::Resource,
+        _ => Kind::ResourceTemplate,
+    };
+    let bad_cursor = || Rejection::new(ErrorKind::UnknownName, "Invalid cursor").with_id(id.clone());
+    let cursor = serde_json::from_slice::<ListParams<'_>>(&incoming.body)
+        .ok()
+        .and_then(|p| p.params)
+        .and_then(|p| p.cursor);
+    let start = match cursor {
+        None => 0,
+        Some(c) => decode_cursor(&c, kind).ok_or_else(bad_cursor)?,
+    };
+    let visible = visible(v, exposed, incoming, kind);
+    let listed: Vec<&Entry> = if kind == Kind::Tool && v.expose == Expose::Search {
+        visible.into_iter().filter(|e| v.pinned.contains(&e.exposed)).collect()
+    } else {
+        visible
+    };
+    if start > listed.len() {
+        return Err(bad_cursor());
+    }
+    let page = &listed[start..listed.len().min(start + PAGE)];
+    let mut body = format!(r#"{{"{}":["#, kind.result_key());
+    if kind == Kind::Tool && v.expose == Expose::Search && start == 0 {
+        body.push_str(&find_tools_definition().to_string());
+        if !page.is_empty() {
+            body.push(',');
+        }
+    }
+    for (i, e) in page.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&e.json);
+    }
+    body.push(']');
+    if start + PAGE < listed.len() {
+        let _ = write!(body, r#","nextCursor":"{}""#, encode_cursor(start + PAGE, kind));
+    }
+    if incoming.era == Era::Modern && v.shared.policy.is_some() {
+        body.push_str(r#","cacheScope":"private""#);
+    }
+    body.push('}');
+    Ok(result(id.as_ref(), &body))
+}
+
+fn encode_cursor(offset: usize, kind: Kind) -> String {
+    URL_SAFE_NO_PAD.encode(format!("tg1:{}:{offset}", kind.as_str()))
+}
+
+fn decode_cursor(cursor: &str, kind: Kind) -> Option<usize> {
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
+    let rest = text
+        .strip_prefix("tg1:")?
+        .strip_prefix(kind.as_str())?
+        .strip_prefix(':')?;
+    rest.parse().ok()
+}
+
+/// The entries of `kind` the caller may use, in name order: each member's
+/// policies judge that member's entries.
+pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Incoming, kind: Kind) -> Vec<&'e Entry> {
+    let all: Vec<&Entry> = exposed.of_kind(kind).collect();
+    let Some(engine) = v.shared.policy.as_deref() else {
+        return all;
+    };
+    let principal = incoming.principal.as_ref().unwrap_or(&v.shared.anonymous);
+    let target = match kind {
+        Kind::Tool => TargetKind::Tool,
+        Kind::Prompt => TargetKind::Prompt,
+        Kind::Resource | Kind::ResourceTemplate => TargetKind::Resource,
+    };
+    let mut hidden: HashSet<*const Entry> = HashSet::new();
+    for (i, member) in v.members.iter().enumerate() {
+        let mine: Vec<&Entry> = all.iter().copied().filter(|e| e.member == i).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let items: Vec<ListItem<'_>> = mine
+            .iter()
+            .map(|e| ListItem {
+                name: &e.own,
+                annotations: e.annotations,
+            })
+            .collect();
+        let request = ListRequest {
+            era: incoming.era,
+            client_ip: crate::facts::Arrival::of(&incoming.parts).client_ip,
+            ..ListRequest::new(&member.route.name, target)
+        };
+        let decision = engine.filter(principal, &request, &items);
+        for (j, e) in mine.iter().enumerate() {
+            if !decision.keeps(j) {
+                hidden.insert(std::ptr::from_ref(*e));
+            }
+        }
+    }
+    all.into_iter()
+        .filter(|e| !hidden.contains(&std::ptr::from_ref(*e)))
+        .collect()
+}
+
+/// The definition of `find_tools`.
+pub(crate) fn find_tools_definition() -> Value {
+    serde_json::json!({
+        "name": FIND_TOOLS,
+        "title": "Find tools",
+        "description": "Search the tools of this server by what you want to do. Returns the best-matching tool definitions; call a returned tool by its name.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What you want to do, in a few words."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": FIND_MAX, "description": "How many tools to return (default 5)."}
+            },
+            "required": ["query"]
+        },
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    })
+}
+
+#[derive(Deserialize)]
+struct FindCall {
+    params: FindParams,
+}
+
+#[derive(Deserialize)]
+struct FindParams {
+    #[serde(default)]
+    arguments: FindArguments,
+}
+
+#[derive(Deserialize, Default)]
+struct FindArguments {
+    #[serde(default)]
+    query: String,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `find_tools`: the best-matching tools the caller may use.
+pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let args = serde_json::from_slice::<FindCall>(&incoming.body)
+        .map_err(|_| {
+            Rejection::new(
+                ErrorKind::InvalidRequest,
+                "Invalid Request: find_tools takes { query, limit }",
+            )
+            .with_id(id.clone())
+        })?
+        .params
+        .arguments;
+    let limit = args.limit.unwrap_or(FIND_DEFAULT).clamp(1, FIND_MAX);
+    let allowed: HashSet<*const Entry> = visible(v, exposed, incoming, Kind::Tool)
+        .into_iter()
+        .map(std::ptr::from_ref)
+        .collect();
+    let hits = exposed.index.search(&args.query, limit, |pos| {
+        exposed
+            .tools
+            .get(pos)
+            .and_then(|i| exposed.entries.get(*i))
+            .is_some_and(|e| allowed.contains(&std::ptr::from_ref(e)))
+    });
+    let tools: Vec<&Value> = hits
+        .iter()
+        .filter_map(|(pos, _)| exposed.tools.get(*pos).and_then(|i| exposed.entries.get(*i)))
+        .map(|e| &e.definition)
+        .collect();
+    let text = serde_json::to_string(&tools).unwrap_or_default();
+    let mut body = serde_json::json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"tools": tools},
+        "isError": false,
+    });
+    if incoming.era == Era::Modern {
+        body["resultType"] = Value::from("complete");
+    }
+    Ok(result(id.as_ref(), &body.to_string()))
+}
+
+/// What a `completion/complete` refers to.
+pub(crate) enum RefKind {
+    Prompt,
+    Resource,
+}
+
+#[derive(Deserialize)]
+struct CompleteCall {
+    params: CompleteParams,
+}
+
+#[derive(Deserialize)]
+struct CompleteParams {
+    #[serde(rename = "ref")]
+    reference: Reference,
+}
+
+#[derive(Deserialize)]
+struct Reference {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+}
+
+/// The `ref` of a `completion/complete` body.
+pub(crate) fn completion_ref(body: &[u8]) -> Option<(RefKind, String)> {
+    let r = serde_json::from_slice::<CompleteCall>(body).ok()?.params.reference;
+    match r.kind.as_str() {
+        "ref/prompt" => Some((RefKind::Prompt, r.name?)),
+        "ref/resource" => Some((RefKind::Resource, r.uri?)),
+        _ => None,
+    }
+}

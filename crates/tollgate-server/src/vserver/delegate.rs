@@ -1,0 +1,133 @@
+//! Routing one message to the member that owns it.
+//!
+//! The request is rewritten to carry the member's own name — `Mcp-Name`
+//! replaced, and the name in the body replaced by a splice at the byte
+//! range a bounded scan located (`tollgate_mcp::splice`), never by
+//! rebuilding the body — and runs the member route's phases with the
+//! caller already authenticated (`Delegated`). A legacy session's member
+//! id replaces the virtual session id on the way in, and the virtual one
+//! replaces whatever the member's answer carries on the way out.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::header::CONTENT_LENGTH;
+use http::{HeaderValue, Request};
+use tollgate_core::{Era, Via};
+use tollgate_mcp::headers::{NAME, SESSION_ID};
+use tollgate_mcp::splice;
+
+use super::exposed::Entry;
+use super::{Delegated, Incoming, VirtualRoute, session};
+use crate::rescue::{Rejection, render};
+
+/// Forward `incoming` to the member of `entry`, renamed at `path` in the
+/// body when the exposed name differs from the member's own.
+pub(crate) async fn forward(
+    v: &Arc<VirtualRoute>,
+    incoming: &Incoming,
+    entry: &Entry,
+    path: Option<&[&str]>,
+) -> Response {
+    match rewrite(v, incoming, entry, path) {
+        Ok(req) => send(v, incoming, entry.member, req).await,
+        Err(r) => render(&r),
+    }
+}
+
+/// Run a request through member `member`'s route, as the member answers.
+pub(crate) async fn send_raw(v: &VirtualRoute, member: usize, req: Request<Body>) -> Response {
+    match v.members.get(member) {
+        Some(m) => crate::phases::call(&m.route, req).await,
+        None => render(&Rejection::new(tollgate_core::ErrorKind::Internal, "Internal error")),
+    }
+}
+
+/// Run a rewritten request through member `member`'s route; the caller
+/// keeps seeing the virtual session id.
+async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request<Body>) -> Response {
+    let mut res = send_raw(v, member, req).await;
+    if incoming.era == Era::Legacy {
+        res.headers_mut().remove(&SESSION_ID);
+        if let Some(ours) = incoming.parts.headers.get(&SESSION_ID) {
+            res.headers_mut().insert(SESSION_ID, ours.clone());
+        }
+    }
+    res
+}
+
+fn rewrite(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    entry: &Entry,
+    path: Option<&[&str]>,
+) -> Result<Request<Body>, Rejection> {
+    let id = incoming.message.id.clone();
+    let renamed = entry.exposed != entry.own;
+    let body = match path {
+        Some(path) if renamed => Bytes::from(
+            splice::replace(&incoming.body, path, &entry.own).map_err(|e| Rejection::from(e).with_id(id.clone()))?,
+        ),
+        _ => incoming.body.clone(),
+    };
+    let mut req = request(v, incoming, entry.member, body, id.clone())?;
+    if renamed && req.headers().contains_key(&NAME) {
+        req.headers_mut().insert(NAME, encode_name(&entry.own));
+    }
+    req.extensions_mut().insert(Delegated {
+        principal: incoming.principal.clone(),
+        via: Arc::new(Via {
+            virtual_server: v.name.clone(),
+            exposed_name: renamed.then(|| Arc::from(entry.exposed.as_str())),
+        }),
+    });
+    Ok(req)
+}
+
+/// A POST of `body` to member `member` with the caller's headers, its
+/// address, and (legacy) the member's session id.
+pub(crate) fn request(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    member: usize,
+    body: Bytes,
+    id: Option<tollgate_mcp::RequestId>,
+) -> Result<Request<Body>, Rejection> {
+    let mut req = Request::new(Body::from(body.clone()));
+    *req.method_mut() = http::Method::POST;
+    *req.uri_mut() = incoming.parts.uri.clone();
+    *req.headers_mut() = incoming.parts.headers.clone();
+    req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+    if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
+        match session::member_id(v, incoming, member).map_err(|r| r.with_id(id))? {
+            Some(sealed) => req.headers_mut().insert(SESSION_ID, sealed),
+            None => req.headers_mut().remove(&SESSION_ID),
+        };
+    }
+    if let Some(addr) = incoming.parts.extensions.get::<crate::serve::ClientAddr>() {
+        req.extensions_mut().insert(*addr);
+    }
+    req.extensions_mut().insert(Delegated {
+        principal: incoming.principal.clone(),
+        via: Arc::new(Via {
+            virtual_server: v.name.clone(),
+            exposed_name: None,
+        }),
+    });
+    Ok(req)
+}
+
+/// `Mcp-Name` for `name`: as is when it is visible ASCII, else
+/// sentinel-encoded.
+fn encode_name(name: &str) -> HeaderValue {
+    if name.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && let Ok(v) = HeaderValue::from_str(name)
+    {
+        return v;
+    }
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(name);
+    HeaderValue::from_str(&format!("=?base64?{encoded}?=")).unwrap_or(HeaderValue::from_static(""))
+}

@@ -1,0 +1,211 @@
+//! What a virtual server exposes: its members' governed definitions under
+//! the names the virtual server gives them.
+//!
+//! Built from the approved lock entries of each member (or, for a member
+//! whose catalog gate is off, from its latest sync), never from a live
+//! upstream answer: a definition the member's gate would quarantine or
+//! block is not exposed. Tools and prompts are renamed (prefix or rename
+//! table, tools filtered by `tools` and `exclude`); resources and templates
+//! keep their URIs. Two members exposing the same name is a collision:
+//! both are left out, logged and counted until the configuration or the
+//! catalogs change. The result is rebuilt only when the lock or a
+//! member's snapshot changes, and holds each entry pre-serialized so that
+//! a list page is a concatenation, plus the search index of its tools.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tollgate_catalog::{Kind, Lock, Mode, Snapshot, ToolIndex, template};
+use tollgate_policy::ToolAnnotations;
+
+use super::VirtualRoute;
+use crate::catalog::annotations_of;
+
+/// One exposed definition.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// Which member (index into the virtual server's members).
+    pub(crate) member: usize,
+    /// Tool, prompt, resource or template.
+    pub(crate) kind: Kind,
+    /// The name (URI, template) the virtual server shows.
+    pub(crate) exposed: String,
+    /// The member's own name for it.
+    pub(crate) own: String,
+    /// The definition as exposed (renamed).
+    pub(crate) definition: Value,
+    /// The same, serialized.
+    pub(crate) json: String,
+    /// A tool's approved annotations, for policies.
+    pub(crate) annotations: Option<ToolAnnotations>,
+}
+
+/// Everything a virtual server exposes at one lock and set of snapshots.
+#[derive(Debug)]
+pub(crate) struct Exposed {
+    /// Every entry, by kind then exposed name.
+    pub(crate) entries: Vec<Entry>,
+    by_name: HashMap<(Kind, String), usize>,
+    /// The search index over the tools (positions into `tools`).
+    pub(crate) index: ToolIndex,
+    /// Positions of the tool entries, in index order.
+    pub(crate) tools: Vec<usize>,
+    /// Exposed names two members claimed (left out).
+    pub(crate) collisions: Vec<String>,
+    /// What it was built from.
+    stamp: Stamp,
+}
+
+/// The inputs an [`Exposed`] was built from, by identity.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp {
+    lock: usize,
+    snapshots: Vec<usize>,
+}
+
+impl Stamp {
+    fn of(lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Stamp {
+        Stamp {
+            lock: Arc::as_ptr(lock) as usize,
+            snapshots: snapshots.iter().map(|s| Arc::as_ptr(s) as usize).collect(),
+        }
+    }
+}
+
+impl Exposed {
+    /// The entry of `kind` exposed as `name`.
+    pub(crate) fn get(&self, kind: Kind, name: &str) -> Option<&Entry> {
+        let i = self.by_name.get(&(kind, name.to_owned()))?;
+        self.entries.get(*i)
+    }
+
+    /// The entries of one kind, in name order.
+    pub(crate) fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(move |e| e.kind == kind)
+    }
+
+    /// The member serving resource `uri`: the one listing it, else the one
+    /// template matching it. `None` when no member or more than one does.
+    pub(crate) fn resource(&self, uri: &str) -> Option<&Entry> {
+        if let Some(e) = self.get(Kind::Resource, uri) {
+            return Some(e);
+        }
+        let mut matching = self
+            .of_kind(Kind::ResourceTemplate)
+            .filter(|e| template::matches(&e.own, uri));
+        let first = matching.next()?;
+        matching.next().is_none().then_some(first)
+    }
+}
+
+/// The exposed catalog in force, rebuilt when its inputs changed.
+pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
+    let lock = v.shared.approvals.current();
+    let snapshots: Vec<Arc<Snapshot>> = v.members.iter().map(|m| m.route.catalog.snapshot()).collect();
+    let stamp = Stamp::of(&lock, &snapshots);
+    if let Some(built) = v.exposed.load_full()
+        && built.stamp == stamp
+    {
+        return built;
+    }
+    let built = Arc::new(build(v, &lock, &snapshots, stamp));
+    for name in &built.collisions {
+        tracing::warn!(
+            virtual_server = %v.name,
+            name = %name,
+            "two members expose the same name: both are left out until the configuration or a catalog changes"
+        );
+    }
+    v.collisions
+        .store(built.collisions.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    v.exposed.store(Some(built.clone()));
+    built
+}
+
+fn build(v: &VirtualRoute, lock: &Lock, snapshots: &[Arc<Snapshot>], stamp: Stamp) -> Exposed {
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, (member, snapshot)) in v.members.iter().zip(snapshots).enumerate() {
+        for (kind, own, definition) in governed(member.route.catalog.mode, &member.route.name, lock, snapshot) {
+            let Some(exposed) = exposed_name(&member.config, kind, &own) else {
+                continue;
+            };
+            entries.push(entry(i, kind, own, exposed, definition));
+        }
+    }
+    entries.sort_by(|a, b| (a.kind, &a.exposed).cmp(&(b.kind, &b.exposed)));
+    let mut collisions = Vec::new();
+    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+    let mut iter = entries.into_iter().peekable();
+    while let Some(e) = iter.next() {
+        let mut clash = false;
+        while iter.peek().is_some_and(|n| n.kind == e.kind && n.exposed == e.exposed) {
+            iter.next();
+            clash = true;
+        }
+        if clash {
+            collisions.push(e.exposed);
+        } else {
+            kept.push(e);
+        }
+    }
+    let by_name = kept
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.kind, e.exposed.clone()), i))
+        .collect();
+    let tools: Vec<usize> = (0..kept.len()).filter(|i| kept[*i].kind == Kind::Tool).collect();
+    let index = ToolIndex::build(tools.iter().map(|i| (kept[*i].exposed.as_str(), &kept[*i].definition)));
+    Exposed {
+        entries: kept,
+        by_name,
+        index,
+        tools,
+        collisions,
+        stamp,
+    }
+}
+
+/// A member's definitions a gate lets through: approved at the revision
+/// the member lists (or approved and not yet seen by a sync); with the gate
+/// off, what the member listed.
+fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
+    if mode == Mode::Off {
+        return snapshot
+            .definitions
+            .values()
+            .map(|d| (d.kind, d.key.clone(), d.body.clone()))
+            .collect();
+    }
+    let synced = snapshot.synced_at != std::time::SystemTime::UNIX_EPOCH;
+    lock.of_server(server)
+        .filter(|a| !synced || snapshot.get(a.kind, &a.key).is_some_and(|d| d.revision == a.revision))
+        .map(|a| (a.kind, a.key.clone(), a.definition.clone()))
+        .collect()
+}
+
+/// The name `kind` `own` is exposed under, or `None` when it is left out.
+fn exposed_name(member: &tollgate_config::Member, kind: Kind, own: &str) -> Option<String> {
+    match kind {
+        Kind::Tool | Kind::Prompt => member.exposed(own),
+        Kind::Resource | Kind::ResourceTemplate => Some(own.to_owned()),
+    }
+}
+
+fn entry(member: usize, kind: Kind, own: String, exposed: String, mut definition: Value) -> Entry {
+    if matches!(kind, Kind::Tool | Kind::Prompt)
+        && let Some(object) = definition.as_object_mut()
+    {
+        object.insert("name".into(), Value::from(exposed.as_str()));
+    }
+    let annotations = (kind == Kind::Tool).then(|| annotations_of(&definition));
+    Entry {
+        member,
+        kind,
+        exposed,
+        own,
+        json: definition.to_string(),
+        definition,
+        annotations,
+    }
+}

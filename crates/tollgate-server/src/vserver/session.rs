@@ -1,0 +1,216 @@
+//! Legacy sessions on a virtual server.
+//!
+//! The virtual server answers `initialize` itself after opening a session
+//! with every member (each through the member's route, so each member's
+//! id is sealed for that member and the caller as usual). The member ids
+//! travel inside the virtual server's own sealed session id, bound to the
+//! virtual server and the caller: no store, and any replica holding the
+//! session key continues the session. A member that fails to open its
+//! session is left out of it; its calls answer 502 while the others work.
+//! `DELETE` ends every member's session.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, Request, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use serde_json::Value;
+use tollgate_core::{ErrorKind, Principal};
+use tollgate_mcp::headers::SESSION_ID;
+use tollgate_mcp::sse;
+
+use super::exposed::Exposed;
+use super::{Incoming, VirtualRoute, answer, delegate};
+use crate::phase::credential::subject;
+use crate::rescue::Rejection;
+use crate::session::SessionClaims;
+
+/// The largest member `initialize` answer read.
+const MAX_INIT_BYTES: usize = 1024 * 1024;
+
+/// The member session ids inside a virtual session id: one
+/// `index:sealed` line per member with a session.
+fn encode(ids: &[(usize, String)]) -> String {
+    ids.iter()
+        .map(|(i, id)| format!("{i}:{id}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn decode(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter_map(|(i, id)| Some((i.parse().ok()?, id)))
+        .collect()
+}
+
+fn not_found() -> Rejection {
+    Rejection::new(ErrorKind::SessionNotFound, "Session not found")
+}
+
+/// The claims of the caller's virtual session id, when it sent one.
+fn claims(
+    v: &VirtualRoute,
+    parts: &Parts,
+    principal: Option<&Arc<Principal>>,
+) -> Result<Option<SessionClaims>, Rejection> {
+    let Some(sealed) = parts.headers.get(&SESSION_ID) else {
+        return Ok(None);
+    };
+    let sealed = sealed.to_str().map_err(|_| not_found())?;
+    v.shared
+        .sealer
+        .unseal(sealed.trim(), &v.name, subject(principal))
+        .map(Some)
+        .map_err(|_| not_found())
+}
+
+/// Refuse a legacy request whose session id is not one of ours.
+pub(crate) fn check(v: &VirtualRoute, incoming: &Incoming) -> Result<(), Rejection> {
+    claims(v, &incoming.parts, incoming.principal.as_ref())
+        .map(|_| ())
+        .map_err(|r| r.with_id(incoming.message.id.clone()))
+}
+
+/// Member `member`'s sealed session id in the caller's session; `None`
+/// without a session. A session without that member (it failed to open)
+/// answers 502.
+pub(crate) fn member_id(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    member: usize,
+) -> Result<Option<HeaderValue>, Rejection> {
+    let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
+        return Ok(None);
+    };
+    let id = decode(&claims.upstream_id)
+        .into_iter()
+        .find(|(i, _)| *i == member)
+        .map(|(_, id)| id.to_owned())
+        .ok_or_else(|| {
+            Rejection::new(
+                ErrorKind::UpstreamUnavailable,
+                "Upstream unavailable: the member has no session",
+            )
+        })?;
+    HeaderValue::from_str(&id).map(Some).map_err(|_| not_found())
+}
+
+/// `initialize`: open a session with every member, answer for the
+/// virtual server, and hand out the sealed virtual session id.
+pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &Exposed) -> Result<Response, Rejection> {
+    let id = incoming.message.id.clone();
+    let opened = futures_util::future::join_all((0..v.members.len()).map(|i| open_member(v, incoming, i))).await;
+    let mut ids = Vec::new();
+    let mut version: Option<String> = None;
+    for (i, result) in opened.into_iter().enumerate() {
+        match result {
+            Some((sealed, answered)) => {
+                ids.push((i, sealed));
+                version = version.or(answered);
+            }
+            None => {
+                tracing::warn!(virtual_server = %v.name, member = %v.members[i].route.name, "member session could not be opened")
+            }
+        }
+    }
+    let requested = requested_version(&incoming.body);
+    let version = version.or(requested).unwrap_or_else(|| "2025-06-18".to_owned());
+    let claims = SessionClaims {
+        route: v.name.to_string(),
+        subject: subject(incoming.principal.as_ref()).to_owned(),
+        upstream_id: encode(&ids),
+    };
+    let sealed = v
+        .shared
+        .sealer
+        .seal(&claims)
+        .ok()
+        .and_then(|s| HeaderValue::from_str(&s).ok())
+        .ok_or_else(|| Rejection::new(ErrorKind::Internal, "Internal error").with_id(id.clone()))?;
+    let result = serde_json::json!({
+        "protocolVersion": version,
+        "capabilities": answer::capabilities(exposed),
+        "serverInfo": answer::server_info(v),
+    });
+    let mut res = answer::result(id.as_ref(), &result.to_string());
+    res.headers_mut().insert(SESSION_ID, sealed);
+    Ok(res)
+}
+
+/// Open member `i`'s session: its sealed id and the version it agreed.
+async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>)> {
+    let req = delegate::request(v, incoming, i, incoming.body.clone(), None).ok()?;
+    let res = delegate::send_raw(v, i, req).await;
+    if !res.status().is_success() {
+        return None;
+    }
+    let sealed = res.headers().get(&SESSION_ID)?.to_str().ok()?.to_owned();
+    let bytes = Limited::new(res.into_body(), MAX_INIT_BYTES)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    Some((sealed, agreed_version(&bytes)))
+}
+
+/// The `protocolVersion` of an `initialize` answer, JSON or SSE.
+fn agreed_version(bytes: &Bytes) -> Option<String> {
+    let from = |v: &Value| v["result"]["protocolVersion"].as_str().map(str::to_owned);
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return from(&v);
+    }
+    sse::events(bytes).find_map(|e| serde_json::from_str::<Value>(&e.data).ok().as_ref().and_then(from))
+}
+
+fn requested_version(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v["params"]["protocolVersion"].as_str().map(str::to_owned)
+}
+
+/// `notifications/initialized`: passed to every member session.
+pub(crate) async fn initialized(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
+    let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
+        return Ok(StatusCode::ACCEPTED.into_response());
+    };
+    for (i, _) in decode(&claims.upstream_id) {
+        if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None) {
+            let _ = delegate::send_raw(v, i, req).await;
+        }
+    }
+    Ok(StatusCode::ACCEPTED.into_response())
+}
+
+/// `DELETE`: end every member session.
+pub(crate) async fn end(
+    v: &Arc<VirtualRoute>,
+    parts: &Parts,
+    principal: Option<&Arc<Principal>>,
+) -> Result<Response, Rejection> {
+    let claims = claims(v, parts, principal)?.ok_or_else(not_found)?;
+    for (i, sealed) in decode(&claims.upstream_id) {
+        let (Some(member), Ok(sealed)) = (v.members.get(i), HeaderValue::from_str(sealed)) else {
+            continue;
+        };
+        let mut req = Request::new(Body::empty());
+        *req.method_mut() = http::Method::DELETE;
+        *req.uri_mut() = parts.uri.clone();
+        *req.headers_mut() = parts.headers.clone();
+        req.headers_mut().insert(SESSION_ID, sealed);
+        if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
+            req.extensions_mut().insert(*addr);
+        }
+        req.extensions_mut().insert(super::Delegated {
+            principal: principal.cloned(),
+            via: Arc::new(tollgate_core::Via {
+                virtual_server: v.name.clone(),
+                exposed_name: None,
+            }),
+        });
+        let _ = crate::phases::call(&member.route, req).await;
+    }
+    Ok(StatusCode::OK.into_response())
+}
