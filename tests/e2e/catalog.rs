@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tollgate_audit::CallRecord;
-use tollgate_e2e::audit_support::{Exchange, records};
+use tollgate_e2e::audit_support::Exchange;
 use tollgate_e2e::children::{ChildServer, python_catalog_server, tollgate_cli};
 use tollgate_e2e::{TestGateway, http, modern_body, modern_headers};
 
@@ -200,16 +200,7 @@ fn section(catalog: &Value, outcome: &str) -> Vec<String> {
 
 /// The record of the request `ex`, once the audit writer has it.
 async fn record(gw: &TestGateway, ex: &Exchange) -> CallRecord {
-    for _ in 0..100 {
-        if let Some(r) = records(&gw.audit_dir())
-            .into_iter()
-            .find(|r| r.request_id == ex.request_id)
-        {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no audit record of {}", ex.request_id);
+    tollgate_e2e::audit_support::wait_record(&gw.audit_dir(), ex).await
 }
 
 /// The JSON-RPC error of an answer: (code, message).

@@ -30,6 +30,8 @@ pub struct Exchange {
     pub sent: u64,
     /// The response body, every byte received.
     pub body: Vec<u8>,
+    /// The `Mcp-Session-Id` response header, when there is one.
+    pub session_id: Option<String>,
 }
 
 impl Exchange {
@@ -40,12 +42,17 @@ impl Exchange {
         let res = builder.body(body).send().await.unwrap();
         let request_id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
         let status = res.status().as_u16();
+        let session_id = res
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_owned());
         let body = res.bytes().await.unwrap().to_vec();
         Exchange {
             request_id,
             status,
             sent,
             body,
+            session_id,
         }
     }
 
@@ -79,6 +86,18 @@ pub fn records(dir: &Path) -> Vec<CallRecord> {
         .unwrap()
         .map(|e| e.unwrap().record)
         .collect()
+}
+
+/// The record of the request `ex` in the audit trail at `dir`, once the
+/// audit writer has it (5 s at most).
+pub async fn wait_record(dir: &Path, ex: &Exchange) -> CallRecord {
+    for _ in 0..100 {
+        if let Some(r) = records(dir).into_iter().find(|r| r.request_id == ex.request_id) {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no audit record of {}", ex.request_id);
 }
 
 /// The records of one request (one per batch element), in element order.

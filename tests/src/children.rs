@@ -118,6 +118,20 @@ pub async fn ts_client(url: &str, scenario: &str, headers: &[&str], extra: &[&st
     run_json(cmd).await
 }
 
+/// Run the TypeScript SDK plan client (`plan-client.mjs`, legacy era)
+/// against `url`: connect, list, run `plan`'s calls, prompts and reads,
+/// end the session; returns its JSON.
+pub async fn ts_plan_client(url: &str, plan: &serde_json::Value, headers: &[&str]) -> serde_json::Value {
+    let script = fixtures().join("js/plan-client.mjs");
+    require(&fixtures().join("js/node_modules"));
+    let mut cmd = Command::new("node");
+    cmd.arg(script).arg(url).arg(plan.to_string());
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    run_json(cmd).await
+}
+
 /// Run the Python SDK client (auto mode) against `url` with `headers` and
 /// further fixture options `extra`; returns its JSON.
 pub async fn python_client(url: &str, headers: &[&str], extra: &[&str]) -> serde_json::Value {

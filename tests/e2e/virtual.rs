@@ -1,0 +1,143 @@
+//! Virtual servers through the real gateway: one endpoint over the demo
+//! server (Rust, both eras), a Python SDK 2026-07-28 server and
+//! `@modelcontextprotocol/server-everything` (legacy), with the members'
+//! catalogs approved by the real `tollgate catalog approve`.
+//!
+//! - `modern`: raw 2026-07-28 calls routed on `Mcp-Name` to each member,
+//!   renamed on the way, with audit records naming both names.
+//! - `legacy`: the TypeScript SDK client (sessions, progress) uses tools,
+//!   prompts and resources of every member; a second replica continues its
+//!   session; one member stopped mid-run.
+//! - `search`: `find_tools` finds a tool, which is then called.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+#[path = "virtual/legacy.rs"]
+mod legacy;
+#[path = "virtual/modern.rs"]
+mod modern;
+#[path = "virtual/search.rs"]
+mod search;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tollgate_e2e::audit_support::Exchange;
+use tollgate_e2e::children::tollgate_cli;
+use tollgate_e2e::{TestGateway, http, modern_body, modern_headers};
+
+/// A gateway with `servers` (name, url, extra keys) under `[catalog] mode
+/// = "enforce"`, and `virtuals` (TOML of `[[virtual_servers]]` tables);
+/// every server's current catalog approved once it has synced.
+async fn gateway(servers: &[(&str, &str, &str)], virtuals: &str, extra: &str) -> TestGateway {
+    let mut config = format!("{extra}\n[catalog]\nmode = \"enforce\"\nsync_interval = \"2s\"\nsync_timeout = \"2s\"\n");
+    for (name, url, keys) in servers {
+        config.push_str(&format!("\n[[servers]]\nname = \"{name}\"\nurl = \"{url}\"\n{keys}\n"));
+    }
+    config.push_str(virtuals);
+    let gw = TestGateway::spawn(&config).await;
+    for (name, _, _) in servers {
+        wait_admin(&gw, &format!("{name}'s first sync"), |c| {
+            c["servers"][name]["sync"]["state"] == "ok"
+        })
+        .await;
+        approve(&gw, name).await;
+    }
+    let approved = servers.len();
+    wait_admin(&gw, "the approvals", |c| {
+        servers
+            .iter()
+            .all(|(n, _, _)| c["servers"][n]["approved"].as_array().is_some_and(|a| !a.is_empty()))
+            && c["lock"]["reloads"].as_u64().unwrap_or(0) >= 1
+            && approved > 0
+    })
+    .await;
+    gw
+}
+
+/// `tollgate catalog approve --all` for `server`.
+async fn approve(gw: &TestGateway, server: &str) {
+    let config = gw.dir.path().join("test.toml");
+    let out = tollgate_cli(&[
+        "catalog",
+        "approve",
+        "--config",
+        config.to_str().unwrap(),
+        "--server",
+        server,
+        "--all",
+        "--by",
+        "platform@example.com",
+    ])
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Poll the admin `GET /catalog` until `done` holds (20 s at most).
+async fn wait_admin(gw: &TestGateway, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        let res = http().get(format!("{}/catalog", gw.admin)).send().await.unwrap();
+        last = res.json().await.unwrap();
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("waited 20 s for {what}; /catalog says {last:#}");
+}
+
+/// A 2026-07-28 request on route `route`.
+async fn modern(
+    gw: &TestGateway,
+    route: &str,
+    method: &str,
+    name: Option<&str>,
+    params: Value,
+    extra: &[(&str, &str)],
+) -> Exchange {
+    let mut req = http().post(gw.url(route)).headers(modern_headers(method, name));
+    for (k, v) in extra {
+        req = req.header(*k, *v);
+    }
+    Exchange::run(req, modern_body(3, method, params)).await
+}
+
+/// The names of a list answer's entries under `key`.
+fn names(ex: &Exchange, key: &str, field: &str) -> Vec<String> {
+    let m = ex.message();
+    let mut out: Vec<String> = m["result"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {m}"))
+        .iter()
+        .map(|e| e[field].as_str().unwrap().to_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The JSON-RPC error code and message of an answer.
+fn rpc_error(ex: &Exchange) -> (i64, String) {
+    let m = ex.message();
+    let code = m["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error in {m}"));
+    (code, m["error"]["message"].as_str().unwrap_or_default().to_owned())
+}
+
+/// The text of a tool result.
+fn text(ex: &Exchange) -> String {
+    let m = ex.message();
+    m["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {m}"))
+        .to_owned()
+}
+
+/// The `[[virtual_servers]]` table `eng` over `demo` and the catalog fixture
+/// `cat` (prefixed, one tool left out, one renamed).
+fn eng(expose: &str) -> String {
+    format!(
+        "\n[[virtual_servers]]\nname = \"eng\"\nexpose = \"{expose}\"\nmembers = [\n  \
+         {{ server = \"demo\" }},\n  \
+         {{ server = \"cat\", prefix = \"cat_\", exclude = [\"delete_record\"], rename = {{ lookup = \"find_record\" }} }},\n]\n"
+    )
+}
