@@ -5,12 +5,15 @@
 set -euo pipefail
 BIN="${CARGO_TARGET_DIR:?}/debug"
 DEMO_ADDR=127.0.0.1:3001
+OPS_ADDR=127.0.0.1:3002
 GATEWAY=http://127.0.0.1:8080
 ADMIN=http://127.0.0.1:9090
 
 "$BIN/tollgate-demo" --listen "$DEMO_ADDR" &
 demo=$!
-cleanup() { kill "$demo" "${gw:-}" 2>/dev/null || true; wait 2>/dev/null || true; }
+"$BIN/tollgate-demo" --listen "$OPS_ADDR" &
+ops=$!
+cleanup() { kill "$demo" "$ops" "${gw:-}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
 "$BIN/tollgate" serve &
@@ -27,12 +30,13 @@ cat <<MSG
 
   Tollgate is running.
     MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
+    Virtual     $GATEWAY/mcp/workspace   (demo's tools as demo_*, plus ops' weather and ops_countdown)
     Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
     Catalog     $ADMIN/catalog   (enforce: only what examples/catalog.lock approves is served;
                                   review changes with: $BIN/tollgate catalog diff)
     Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo
 
-  The route needs a token for it with the mcp:tools scope. A development
+  The routes need a token for them with the mcp:tools scope. A development
   token for alice (team payments), valid 8 hours:
 
     export TOKEN=$TOKEN
@@ -50,6 +54,12 @@ cat <<MSG
     npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL above,
                                            Authentication: Bearer token)
 
-  Ctrl-C stops both.
+  One URL for both upstreams (docs/virtual-servers.md): list its tools with
+    curl -s $GATEWAY/mcp/workspace -H "Authorization: Bearer \$TOKEN" -H 'content-type: application/json' \\
+      -H 'accept: application/json, text/event-stream' \\
+      -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \\
+      -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+
+  Ctrl-C stops everything.
 MSG
 wait "$gw"

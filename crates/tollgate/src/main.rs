@@ -106,7 +106,7 @@ struct MintArgs {
     /// Lifetime, e.g. `1h`, `15m`.
     #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
     ttl: std::time::Duration,
-    /// Limit the audience to this server's route (default: every route
+    /// Limit the audience to this server's or virtual server's route (default: every route
     /// that requires authentication).
     #[arg(long)]
     server: Option<String>,
@@ -189,13 +189,18 @@ fn mint(args: &MintArgs) -> anyhow::Result<String> {
         .map_err(anyhow::Error::msg)?;
     let dev = tollgate_auth::DevIssuer::from_pem(&settings.issuer, pem.expose())?;
     let config = &loaded.config;
-    let audience: Vec<String> = config
+    let wanted = |name: &str| args.server.as_deref().is_none_or(|n| n == name);
+    let servers = config
         .servers
         .iter()
-        .filter(|s| args.server.as_deref().is_none_or(|n| n == s.name.as_str()))
-        .filter(|s| config.auth_required(s))
-        .filter_map(|s| config.resource_url(s))
-        .collect();
+        .filter(|s| wanted(s.name.as_str()) && config.auth_required(s))
+        .filter_map(|s| config.resource_url(s));
+    let virtuals = config
+        .virtual_servers
+        .iter()
+        .filter(|v| wanted(v.name.as_str()) && config.virtual_auth_required(v))
+        .filter_map(|v| config.virtual_resource_url(v));
+    let audience: Vec<String> = servers.chain(virtuals).collect();
     anyhow::ensure!(
         !audience.is_empty(),
         "no route requires authentication (check --server)"
