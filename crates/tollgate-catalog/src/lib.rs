@@ -11,6 +11,8 @@
 //!   lock, for review.
 //! - [`sync`]: the MCP conversation that lists an upstream's catalog.
 //! - [`gate`]: whether a call or a list entry may reach a definition.
+//! - [`search`]: the ranked tool index behind a search-mode virtual
+//!   server's `find_tools`.
 //!
 //! The server's catalog gate (request path, between `identify` and
 //! `authorize`) and list filtering read this crate's decisions; the
@@ -23,6 +25,7 @@ mod error;
 pub mod gate;
 pub mod lock;
 pub mod poison;
+pub mod search;
 pub mod snapshot;
 pub mod sync;
 pub mod template;
@@ -33,5 +36,6 @@ pub use error::{CatalogError, Result};
 pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
 pub use lock::{Approval, Lock, LockError, LockErrors};
 pub use poison::{Check, CheckContext, Finding, check};
+pub use search::ToolIndex;
 pub use snapshot::Snapshot;
 pub use sync::{Outgoing, Reply, Transport, sync};
