@@ -23,6 +23,7 @@ use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
 use crate::catalog::report;
 use crate::route::Route;
+use crate::vserver::VirtualRoute;
 
 /// Whether the gateway should receive traffic: set once the configuration
 /// is loaded and the listeners are bound, cleared when draining starts.
@@ -52,6 +53,8 @@ pub(crate) struct AdminState {
     pub(crate) audit: tollgate_audit::AuditHandle,
     /// The routes, for their catalogs.
     pub(crate) routes: Vec<Arc<Route>>,
+    /// The virtual servers, for their members' health.
+    pub(crate) virtuals: Vec<Arc<VirtualRoute>>,
     /// The approved definitions and their file.
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
@@ -105,10 +108,16 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         .iter()
         .map(|r| (r.name.to_string(), report::sync_json(r)))
         .collect();
+    let virtuals: serde_json::Map<String, serde_json::Value> = s
+        .virtuals
+        .iter()
+        .map(|v| (v.name.to_string(), crate::vserver::health(v).to_json()))
+        .collect();
     let detail = serde_json::json!({
         "ready": ready,
         "checks": {"serving": serving, "issuer_keys": issuers_ok, "audit": audit_ok},
         "catalogs": catalogs,
+        "virtual_servers": virtuals,
     });
     (status, Json(detail)).into_response()
 }

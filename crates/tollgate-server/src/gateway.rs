@@ -21,7 +21,7 @@ use crate::admin::{self, Readiness};
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
 use crate::catalog::service::SyncSettings;
-use crate::metrics::{CatalogCollector, Metrics, StatusCollector};
+use crate::metrics::{CatalogCollector, Metrics, StatusCollector, VirtualCollector};
 use crate::phase::admit::Admission;
 use crate::phases::Front;
 use crate::route::{Route, RouteParts, Shared};
@@ -106,7 +106,8 @@ impl Gateway {
         let dev = dev_issuer(loaded)?;
         let authn = Arc::new(Authenticator::from_loaded(loaded, dev.as_ref()).map_err(auth_err)?);
         let issuers = authn.issuers();
-        let authenticated = config.servers.iter().any(|s| config.auth_required(s));
+        let authenticated = config.servers.iter().any(|s| config.auth_required(s))
+            || config.virtual_servers.iter().any(|v| config.virtual_auth_required(v));
         let authn = authenticated.then_some(authn);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
@@ -146,6 +147,9 @@ impl Gateway {
             shared.approvals.clone(),
             lock_file.clone(),
         )?))?;
+        registry.register(Box::new(VirtualCollector::new(
+            front.virtuals.values().cloned().collect(),
+        )?))?;
         let catalog = CatalogWork {
             // Routes with the gate off are not synced (the gateway does
             // not talk to their upstreams on its own) unless a virtual
@@ -172,6 +176,7 @@ impl Gateway {
             authn: authn.clone(),
             audit,
             routes: front.routes.values().cloned().collect(),
+            virtuals: front.virtuals.values().cloned().collect(),
             approvals: shared.approvals.clone(),
             lock: lock_file,
         };

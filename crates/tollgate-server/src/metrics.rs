@@ -12,9 +12,11 @@ mod catalog;
 #[cfg(test)]
 mod doc_sync;
 mod status;
+mod virtual_servers;
 
 pub(crate) use catalog::CatalogCollector;
 pub(crate) use status::StatusCollector;
+pub(crate) use virtual_servers::VirtualCollector;
 
 use std::time::Duration;
 

@@ -19,7 +19,6 @@ mod exposed;
 mod session;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use arc_swap::ArcSwapOption;
 use axum::body::Body;
@@ -80,8 +79,6 @@ pub(crate) struct VirtualRoute {
     pub(crate) max_body: usize,
     /// The exposed catalog last built.
     exposed: ArcSwapOption<Exposed>,
-    /// Names left out because two members exposed them.
-    pub(crate) collisions: AtomicU64,
 }
 
 impl VirtualRoute {
@@ -102,8 +99,53 @@ impl VirtualRoute {
             shared,
             max_body,
             exposed: ArcSwapOption::empty(),
-            collisions: AtomicU64::new(0),
         }
+    }
+}
+
+/// What a virtual server exposes and how its members are doing.
+#[derive(Debug)]
+pub(crate) struct Health {
+    /// Exposed definitions by kind.
+    pub(crate) exposed: Vec<(Kind, usize)>,
+    /// Names left out because two members claimed them.
+    pub(crate) collisions: usize,
+    /// Each member's name, and whether its latest catalog sync succeeded.
+    pub(crate) members: Vec<(Arc<str>, bool)>,
+}
+
+/// The health of `v`, for `/readyz` detail and the metrics.
+pub(crate) fn health(v: &VirtualRoute) -> Health {
+    let exposed = exposed::current(v);
+    let kinds = [Kind::Tool, Kind::Prompt, Kind::Resource, Kind::ResourceTemplate];
+    Health {
+        exposed: kinds.iter().map(|k| (*k, exposed.of_kind(*k).count())).collect(),
+        collisions: exposed.collisions.len(),
+        members: v
+            .members
+            .iter()
+            .map(|m| {
+                let s = m.route.catalog.status();
+                (m.route.name.clone(), s.last_success.is_some() && s.last_error.is_none())
+            })
+            .collect(),
+    }
+}
+
+impl Health {
+    /// As JSON for `/readyz` detail.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let exposed: serde_json::Map<String, serde_json::Value> = self
+            .exposed
+            .iter()
+            .map(|(k, n)| (k.as_str().to_owned(), serde_json::Value::from(*n)))
+            .collect();
+        let members: serde_json::Map<String, serde_json::Value> = self
+            .members
+            .iter()
+            .map(|(m, up)| (m.to_string(), serde_json::json!({"up": up})))
+            .collect();
+        serde_json::json!({"exposed": exposed, "collisions": self.collisions, "members": members})
     }
 }
 
@@ -141,8 +183,16 @@ pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response 
 }
 
 async fn authenticate(v: &VirtualRoute, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
-    let (Some(resource), Some(authn)) = (&v.resource, &v.shared.authn) else {
+    let Some(resource) = &v.resource else {
         return Ok(None);
+    };
+    // A virtual server that requires tokens never lets a caller through
+    // unchecked: the gateway builds its token checker whenever one does.
+    let Some(authn) = &v.shared.authn else {
+        return Err(Rejection::new(
+            ErrorKind::AuthUnavailable,
+            "Authorization server unavailable",
+        ));
     };
     Box::pin(resource.authenticate(authn, &parts.headers, parts.uri.query()))
         .await

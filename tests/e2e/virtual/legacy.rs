@@ -2,7 +2,7 @@
 //! replicas, progress, and a member going away.
 
 use serde_json::{Value, json};
-use tollgate_e2e::audit_support::Exchange;
+use tollgate_e2e::audit_support::{Exchange, metric};
 use tollgate_e2e::children::{everything_server, ts_plan_client};
 use tollgate_e2e::{Demo, TestGateway, http};
 
@@ -136,4 +136,27 @@ async fn a_second_replica_continues_the_session_and_a_dead_member_leaves_the_res
         listed > 5,
         "the dead member's tools stay listed from the catalog: {ex:?}"
     );
+
+    // Its next sync fails: /readyz detail and the metrics say so.
+    let mut detail = Value::Null;
+    for _ in 0..100 {
+        let url = format!("{}/readyz?detail", one.admin);
+        detail = http().get(url).send().await.unwrap().json().await.unwrap();
+        if detail["virtual_servers"]["mixed"]["members"]["everything"]["up"] == false {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let mixed = &detail["virtual_servers"]["mixed"];
+    assert_eq!(mixed["members"]["everything"]["up"], false, "{detail:#}");
+    assert_eq!(mixed["members"]["demo"]["up"], true, "{detail:#}");
+    assert_eq!(mixed["collisions"], 0, "{detail:#}");
+    let m = one.metrics().await;
+    let up = |member: &str| {
+        let labels = [("virtual_server", "mixed"), ("member", member)];
+        metric(&m, "tollgate_virtual_server_member_up", &labels)
+    };
+    assert_eq!((up("everything"), up("demo")), (0.0, 1.0));
+    let tools = [("virtual_server", "mixed"), ("kind", "tool")];
+    assert!(metric(&m, "tollgate_virtual_server_exposed", &tools) > 5.0);
 }

@@ -1,9 +1,9 @@
 //! 2026-07-28 calls on a virtual server, routed on the standard headers.
 
 use serde_json::json;
-use tollgate_e2e::Demo;
-use tollgate_e2e::audit_support::wait_record;
+use tollgate_e2e::audit_support::{Exchange, wait_record};
 use tollgate_e2e::children::python_catalog_server;
+use tollgate_e2e::{Demo, TestIssuer, http};
 
 use super::{eng, gateway, modern, names, rpc_error, text};
 
@@ -90,4 +90,45 @@ async fn calls_are_routed_to_each_member_by_their_exposed_names() {
     let args = json!({"name": "demo_echo", "arguments": {"text": "x"}});
     let ex = modern(&gw, "eng", "tools/call", Some("demo_add"), args, &[]).await;
     assert_eq!((ex.status, rpc_error(&ex).0), (400, -32020));
+}
+
+/// A virtual server that requires tokens checks them even when none of
+/// its members does, against its own URL: a token for a member's URL is
+/// not one for the virtual server.
+#[tokio::test]
+async fn a_virtual_server_requires_its_own_token_even_over_open_members() {
+    let issuer = TestIssuer::new();
+    let demo = Demo::spawn().await;
+    let virtuals = "\n[[virtual_servers]]\nname = \"eng\"\nauth = { required = true, scopes = [\"mcp:tools\"] }\n\
+                    members = [{ server = \"demo\" }]\n";
+    let open = "auth = { required = false }";
+    let gw = gateway(&[("demo", &demo.url, open)], virtuals, &issuer.config()).await;
+    let list = |token: Option<String>| {
+        let gw = &gw;
+        async move {
+            let mut req = http()
+                .post(gw.url("eng"))
+                .headers(tollgate_e2e::modern_headers("tools/list", None));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            Exchange::run(req, tollgate_e2e::modern_body(1, "tools/list", json!({}))).await
+        }
+    };
+    let ex = list(None).await;
+    assert_eq!(ex.status, 401, "{ex:?}");
+    let ex = list(Some(issuer.token("alice", &["mcp:tools"], &["demo"]))).await;
+    assert_eq!(ex.status, 401, "a member's token is not the virtual server's: {ex:?}");
+    let ex = list(Some(issuer.token("alice", &[], &["eng"]))).await;
+    assert_eq!(ex.status, 403, "{ex:?}");
+    let ex = list(Some(issuer.token("alice", &["mcp:tools"], &["eng"]))).await;
+    assert_eq!(ex.status, 200, "{ex:?}");
+    assert!(names(&ex, "tools", "name").contains(&"demo_echo".to_owned()));
+    // Its RFC 9728 metadata names its own URL.
+    let url = format!("{}/.well-known/oauth-protected-resource/mcp/eng", gw.base);
+    let doc: serde_json::Value = http().get(url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(doc["resource"], "https://gateway.test/mcp/eng");
+    // The member itself stays open.
+    let ex = modern(&gw, "demo", "tools/list", None, json!({}), &[]).await;
+    assert_eq!(ex.status, 200, "{ex:?}");
 }

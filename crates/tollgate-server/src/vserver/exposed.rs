@@ -117,8 +117,6 @@ pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
             "two members expose the same name: both are left out until the configuration or a catalog changes"
         );
     }
-    v.collisions
-        .store(built.collisions.len() as u64, std::sync::atomic::Ordering::Relaxed);
     v.exposed.store(Some(built.clone()));
     built
 }
