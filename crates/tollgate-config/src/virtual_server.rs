@@ -15,10 +15,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::audit::ServerAudit;
 use crate::auth::ServerAuth;
 use crate::model::{Config, ServerName};
-use crate::policy::ServerPolicy;
 
 /// The tool a virtual server in search mode lists in place of its members'
 /// tools; no member tool may be exposed under this name there.
@@ -37,12 +35,6 @@ pub struct VirtualServer {
     /// What a caller needs to use this route.
     #[serde(default)]
     pub auth: ServerAuth,
-    /// How policy decisions are applied on this route.
-    #[serde(default)]
-    pub policy: ServerPolicy,
-    /// What this route's audit records say about it and capture.
-    #[serde(default)]
-    pub audit: ServerAudit,
     /// `all` (default): list every exposed tool. `search`: list
     /// `find_tools` and the `pinned` tools.
     #[serde(default)]

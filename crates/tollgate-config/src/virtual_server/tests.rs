@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::*;
 use crate::load::tests::FakeEnv;
-use crate::{ConfigError, PolicyMode, load_str};
+use crate::{ConfigError, load_str};
 
 const BASE: &str = r#"
 [listen]
@@ -30,8 +30,6 @@ const ENGINEERING: &str = r#"
 name = "engineering"
 expose = "search"
 pinned = ["github_create_issue"]
-policy = { mode = "observe" }
-audit = { approved_by = "platform-team" }
 auth = { scopes = ["mcp:tools"] }
 
 [[virtual_servers.members]]
@@ -81,8 +79,6 @@ fn a_virtual_server_loads_with_every_key() {
     assert_eq!(v.expose, Expose::Search);
     assert_eq!(v.expose.as_str(), "search");
     assert_eq!(v.pinned, ["github_create_issue"]);
-    assert_eq!(v.policy.mode, Some(PolicyMode::Observe));
-    assert_eq!(v.audit.approved_by.as_deref(), Some("platform-team"));
     assert_eq!(v.auth.scopes, ["mcp:tools"]);
     let servers: Vec<_> = v.members.iter().map(|m| m.server.as_str()).collect();
     assert_eq!(servers, ["github", "jira", "docs"]);
@@ -103,8 +99,6 @@ fn defaults_expose_everything_under_the_server_prefix() {
     let v = &c.virtual_servers[0];
     assert_eq!(v.expose, Expose::All);
     assert!(v.pinned.is_empty());
-    assert_eq!(v.policy.mode, None);
-    assert!(!v.audit.capture_arguments);
     assert!(!c.virtual_auth_required(v), "no issuer: no token, as for servers");
     assert_eq!(
         c.virtual_resource_url(v).as_deref(),
@@ -399,4 +393,15 @@ fn the_schema_describes_virtual_servers() {
     ] {
         assert!(schema.contains(key), "{key} missing from the schema");
     }
+}
+
+#[test]
+fn policy_and_audit_keys_are_the_members_own() {
+    // A call through a virtual server is governed and recorded by the
+    // member it is routed to; a virtual server has no such keys of its own.
+    let (key, _, message) = one(
+        "\n[[virtual_servers]]\nname = \"v\"\npolicy = { mode = \"observe\" }\nmembers = [{ server = \"docs\" }]\n",
+    );
+    assert_eq!(key, "virtual_servers[0].policy");
+    assert!(message.contains("unknown field"), "{message}");
 }
