@@ -43,6 +43,33 @@ fn validate_lists_every_error_with_file_line_and_key() {
 }
 
 #[test]
+fn validate_refuses_virtual_server_collisions_and_unknown_members() {
+    let dir = std::env::temp_dir().join(format!("tollgate-cli-v-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("virtual.toml");
+    std::fs::write(
+        &file,
+        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n\
+         [[servers]]\nname = \"a\"\nurl = \"http://127.0.0.1:1/mcp\"\n\n\
+         [[servers]]\nname = \"b\"\nurl = \"http://127.0.0.1:2/mcp\"\n\n\
+         [[virtual_servers]]\nname = \"v\"\nmembers = [\n  \
+         { server = \"a\", rename = { x = \"same\" } },\n  \
+         { server = \"b\", rename = { y = \"same\" } },\n  \
+         { server = \"c\" },\n]\n",
+    )
+    .unwrap();
+    let out = tollgate().args(["validate", "--config"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("virtual.toml:") && err.contains("virtual_servers[0].members[2].server"),
+        "{err}"
+    );
+    assert!(err.contains("same"), "the colliding name is named: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn validate_accepts_the_demo_and_schema_prints_json() {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.toml");
     let out = tollgate().args(["validate", "--config", demo]).output().unwrap();

@@ -319,3 +319,32 @@ pub(crate) fn completion_ref(body: &[u8]) -> Option<(RefKind, String)> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_what_was_not_handed_out() {
+        let c = encode_cursor(200, Kind::Tool);
+        assert_eq!(decode_cursor(&c, Kind::Tool), Some(200));
+        assert_eq!(
+            decode_cursor(&c, Kind::Prompt),
+            None,
+            "a tools cursor is not a prompts one"
+        );
+        assert_eq!(decode_cursor("not base64!", Kind::Tool), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("tg1:tool:x"), Kind::Tool), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("200"), Kind::Tool), None);
+    }
+
+    #[test]
+    fn completion_refs_name_a_prompt_or_a_resource() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"demo_greeting"},"argument":{"name":"name","value":"A"}}}"#;
+        assert!(matches!(completion_ref(body), Some((RefKind::Prompt, n)) if n == "demo_greeting"));
+        let body = br#"{"params":{"ref":{"type":"ref/resource","uri":"demo://x/{id}"}}}"#;
+        assert!(matches!(completion_ref(body), Some((RefKind::Resource, u)) if u == "demo://x/{id}"));
+        assert!(completion_ref(br#"{"params":{"ref":{"type":"ref/other"}}}"#).is_none());
+        assert!(completion_ref(b"{}").is_none());
+    }
+}
