@@ -161,10 +161,20 @@ async fn argument_rules_are_enforced_from_mcp_param_headers_without_reading_the_
         None,
     );
     std::fs::write(&lock_path, approved.to_toml()).unwrap();
+    // The shipped examples without the after-hours rule, which would make
+    // the outcome depend on the time of day the test runs.
+    let examples = std::fs::read_dir(repo_root().join("policies/examples")).unwrap();
+    let text: String = examples
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with("06-after-hours-read-only.cedar"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let policies = policy_dir(&text);
     let gw = TestGateway::spawn(&format!(
         "{}\n[policy]\ndir = \"{}\"\n[catalog]\nmode = \"enforce\"\nlock = \"{}\"\n\n[[servers]]\nname = \"github\"\nurl = \"{}/json\"\nheader_trust = \"upstream\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
         issuer.config(),
-        repo_root().join("policies/examples").display(),
+        policies.path().display(),
         lock_path.display(),
         stub.base
     ))

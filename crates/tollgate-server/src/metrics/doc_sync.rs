@@ -26,7 +26,7 @@ use tollgate_core::{
 };
 use tollgate_meter::CallMetrics;
 
-use super::{CatalogCollector, Metrics, StatusCollector};
+use super::{CatalogCollector, Metrics, StatusCollector, VirtualCollector};
 use crate::services::audit_write_seconds;
 
 const DOC: &str = include_str!("../../../../docs/metrics.md");
@@ -106,6 +106,12 @@ fn registered() -> BTreeMap<String, Described> {
     registry
         .register(Box::new(catalog))
         .expect("catalog collector registers");
+
+    let virtuals = VirtualCollector::new(Vec::new()).expect("virtual-server collector builds");
+    describe(&virtuals, &mut out);
+    registry
+        .register(Box::new(virtuals))
+        .expect("virtual-server collector registers");
 
     let audit = audit_write_seconds().expect("audit histogram builds");
     describe(&audit, &mut out);
