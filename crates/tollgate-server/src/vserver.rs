@@ -208,9 +208,13 @@ async fn read(
     body: Body,
     principal: Option<Arc<Principal>>,
 ) -> Result<Incoming, Rejection> {
-    let body = axum::body::to_bytes(body, v.max_body)
-        .await
-        .map_err(|_| Rejection::new(ErrorKind::BodyTooLarge, "Request body too large"))?;
+    let body = axum::body::to_bytes(body, v.max_body).await.map_err(|e| {
+        if crate::phase::identify::is_too_large(&e) {
+            Rejection::new(ErrorKind::BodyTooLarge, "Request body too large")
+        } else {
+            Rejection::new(ErrorKind::InvalidRequest, "Invalid Request: the body could not be read")
+        }
+    })?;
     let message = match scan(&body).map_err(Rejection::from)? {
         Scanned::Single(m) => m,
         Scanned::Batch(_) => {

@@ -38,6 +38,7 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
         validate_prefixes(v, i, out);
         validate_exposed_names(v, i, out);
         validate_pinned(v, i, out);
+        validate_auth_covers_members(c, v, i, out);
     }
 }
 
@@ -180,6 +181,49 @@ fn validate_pinned(v: &VirtualServer, i: usize, out: &mut Problems) {
             out.push((p, format!("{FIND_TOOLS:?} is always listed in search mode")));
         } else if v.pinned[..k].contains(name) {
             out.push((p, format!("{name:?} is already pinned")));
+        }
+    }
+}
+
+/// A call through a virtual server skips its member's own `auth` (the
+/// caller was authenticated for the virtual server), so the virtual
+/// server must ask at least what each member asks: a token when a member
+/// requires one, and every scope a member requires.
+fn validate_auth_covers_members(c: &Config, v: &VirtualServer, i: usize, out: &mut Problems) {
+    let open = !c.virtual_auth_required(v);
+    for m in &v.members {
+        let Some(server) = c.servers.iter().find(|s| s.name.as_str() == m.server) else {
+            continue;
+        };
+        if !c.auth_required(server) {
+            continue;
+        }
+        if open {
+            out.push((
+                vs_path(i, &[key("auth")]),
+                format!(
+                    "member {:?} requires a token, so the virtual server must too (auth.required)",
+                    m.server
+                ),
+            ));
+            continue;
+        }
+        let missing: Vec<&str> = server
+            .auth
+            .scopes
+            .iter()
+            .filter(|s| !v.auth.scopes.contains(s))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            out.push((
+                vs_path(i, &[key("auth"), key("scopes")]),
+                format!(
+                    "must include the scopes member {:?} requires: {}",
+                    m.server,
+                    missing.join(", ")
+                ),
+            ));
         }
     }
 }

@@ -405,3 +405,23 @@ fn policy_and_audit_keys_are_the_members_own() {
     assert_eq!(key, "virtual_servers[0].policy");
     assert!(message.contains("unknown field"), "{message}");
 }
+
+#[test]
+fn a_virtual_server_asks_at_least_what_its_members_ask() {
+    // With an issuer, every server requires a token by default.
+    let issuer = "\n[dev_issuer]\nenabled = true\n";
+    let open = format!(
+        "{issuer}\n[[virtual_servers]]\nname = \"v\"\nauth = {{ required = false }}\nmembers = [{{ server = \"docs\" }}]\n"
+    );
+    let (key, _, message) = one(&open);
+    assert_eq!(key, "virtual_servers[0].auth");
+    assert!(message.contains("requires a token"), "{message}");
+
+    let scoped = format!(
+        "{issuer}\n[[servers]]\nname = \"admin\"\nurl = \"http://127.0.0.1:3004/mcp\"\nauth = {{ scopes = [\"repo:write\"] }}\n\n\
+         [[virtual_servers]]\nname = \"v\"\nauth = {{ scopes = [\"mcp:tools\"] }}\nmembers = [{{ server = \"admin\" }}]\n"
+    );
+    let (key, _, message) = one(&scoped);
+    assert_eq!(key, "virtual_servers[0].auth.scopes");
+    assert!(message.contains("repo:write"), "{message}");
+}

@@ -49,11 +49,11 @@ pub(crate) async fn send_raw(v: &VirtualRoute, member: usize, req: Request<Body>
 /// keeps seeing the virtual session id.
 async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request<Body>) -> Response {
     let mut res = send_raw(v, member, req).await;
-    if incoming.era == Era::Legacy {
-        res.headers_mut().remove(&SESSION_ID);
-        if let Some(ours) = incoming.parts.headers.get(&SESSION_ID) {
-            res.headers_mut().insert(SESSION_ID, ours.clone());
-        }
+    res.headers_mut().remove(&SESSION_ID);
+    if incoming.era == Era::Legacy
+        && let Some(ours) = incoming.parts.headers.get(&SESSION_ID)
+    {
+        res.headers_mut().insert(SESSION_ID, ours.clone());
     }
     res
 }
@@ -100,11 +100,14 @@ pub(crate) fn request(
     *req.uri_mut() = incoming.parts.uri.clone();
     *req.headers_mut() = incoming.parts.headers.clone();
     req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-    if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
-        match session::member_id(v, incoming, member).map_err(|r| r.with_id(id))? {
-            Some(sealed) => req.headers_mut().insert(SESSION_ID, sealed),
-            None => req.headers_mut().remove(&SESSION_ID),
-        };
+    // The virtual session id means nothing to a member: a legacy call
+    // carries the member's own, anything else none.
+    req.headers_mut().remove(&SESSION_ID);
+    if incoming.era == Era::Legacy
+        && incoming.message.method != "initialize"
+        && let Some(sealed) = session::member_id(v, incoming, member).map_err(|r| r.with_id(id))?
+    {
+        req.headers_mut().insert(SESSION_ID, sealed);
     }
     if let Some(addr) = incoming.parts.extensions.get::<crate::serve::ClientAddr>() {
         req.extensions_mut().insert(*addr);

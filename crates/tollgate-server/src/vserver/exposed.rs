@@ -57,19 +57,19 @@ pub(crate) struct Exposed {
     stamp: Stamp,
 }
 
-/// The inputs an [`Exposed`] was built from, by identity.
-#[derive(Debug, PartialEq, Eq)]
+/// The inputs an [`Exposed`] was built from, held so that their identity
+/// (not a reusable address) tells whether they changed.
+#[derive(Debug)]
 struct Stamp {
-    lock: usize,
-    snapshots: Vec<usize>,
+    lock: Arc<Lock>,
+    snapshots: Vec<Arc<Snapshot>>,
 }
 
 impl Stamp {
-    fn of(lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Stamp {
-        Stamp {
-            lock: Arc::as_ptr(lock) as usize,
-            snapshots: snapshots.iter().map(|s| Arc::as_ptr(s) as usize).collect(),
-        }
+    fn same(&self, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> bool {
+        Arc::ptr_eq(&self.lock, lock)
+            && self.snapshots.len() == snapshots.len()
+            && self.snapshots.iter().zip(snapshots).all(|(a, b)| Arc::ptr_eq(a, b))
     }
 }
 
@@ -103,13 +103,12 @@ impl Exposed {
 pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
     let lock = v.shared.approvals.current();
     let snapshots: Vec<Arc<Snapshot>> = v.members.iter().map(|m| m.route.catalog.snapshot()).collect();
-    let stamp = Stamp::of(&lock, &snapshots);
     if let Some(built) = v.exposed.load_full()
-        && built.stamp == stamp
+        && built.stamp.same(&lock, &snapshots)
     {
         return built;
     }
-    let built = Arc::new(build(v, &lock, &snapshots, stamp));
+    let built = Arc::new(build(v, &lock, &snapshots));
     for name in &built.collisions {
         tracing::warn!(
             virtual_server = %v.name,
@@ -121,7 +120,7 @@ pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
     built
 }
 
-fn build(v: &VirtualRoute, lock: &Lock, snapshots: &[Arc<Snapshot>], stamp: Stamp) -> Exposed {
+fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exposed {
     let mut entries: Vec<Entry> = Vec::new();
     for (i, (member, snapshot)) in v.members.iter().zip(snapshots).enumerate() {
         for (kind, own, definition) in governed(member.route.catalog.mode, &member.route.name, lock, snapshot) {
@@ -160,7 +159,10 @@ fn build(v: &VirtualRoute, lock: &Lock, snapshots: &[Arc<Snapshot>], stamp: Stam
         index,
         tools,
         collisions,
-        stamp,
+        stamp: Stamp {
+            lock: lock.clone(),
+            snapshots: snapshots.to_vec(),
+        },
     }
 }
 

@@ -117,6 +117,13 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
             }
         }
     }
+    if ids.is_empty() && !v.members.is_empty() {
+        return Err(Rejection::new(
+            ErrorKind::UpstreamUnavailable,
+            "Upstream unavailable: no member opened a session",
+        )
+        .with_id(id));
+    }
     let requested = requested_version(&incoming.body);
     let version = version.or(requested).unwrap_or_else(|| "2025-06-18".to_owned());
     let claims = SessionClaims {
