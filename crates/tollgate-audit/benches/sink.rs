@@ -145,6 +145,7 @@ fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
         hidden: None,
         payload: None,
         via: None,
+        limited_by: None,
     }
 }
 

@@ -104,6 +104,7 @@ impl AuditObserver {
         rec.protocol_version = s.protocol_version.map(Cow::Borrowed);
         rec.method = method(e);
         rec.name = e.name.as_deref().map(str::to_owned);
+        rec.rate_limit_rule.clone_from(&s.limited_by);
         if let Some(via) = &s.via {
             rec.virtual_server = Some(via.virtual_server.clone());
             rec.exposed_name.clone_from(&via.exposed_name);

@@ -59,6 +59,9 @@ pub struct CallRecord {
     /// is the member's own), when it differs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exposed_name: Option<Arc<str>>,
+    /// The `[[limits.rules]]` rule that refused the call (`rate_limited`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_rule: Option<Arc<str>>,
     /// The upstream URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Arc<str>>,
@@ -148,6 +151,7 @@ impl CallRecord {
             route,
             virtual_server: None,
             exposed_name: None,
+            rate_limit_rule: None,
             upstream: None,
             server_version: None,
             approved_by: None,

@@ -72,6 +72,7 @@ fn batch(stage: Stage) -> CallSummary {
         hidden: None,
         payload: None,
         via: None,
+        limited_by: None,
     }
 }
 

@@ -10,6 +10,7 @@ use toml::de::DeTable;
 use crate::locate::{Seg, line_col, render, span_of};
 
 mod auth;
+mod rate_limits;
 mod virtual_servers;
 
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
@@ -187,6 +188,7 @@ fn validate(c: &Config, out: &mut Problems) {
     }
     validate_servers(c, out);
     virtual_servers::validate(c, out);
+    rate_limits::validate(c, out);
     validate_catalog(c, out);
     auth::validate(c, out);
 }

@@ -140,6 +140,8 @@ pub struct Limits {
     #[serde(with = "humantime_serde")]
     #[schemars(with = "String")]
     pub header_read_timeout: Duration,
+    /// Rate limits (`[[limits.rules]]`), applied after authorization.
+    pub rules: Vec<crate::RateRule>,
 }
 
 impl Default for Limits {
@@ -149,6 +151,7 @@ impl Default for Limits {
             max_header_bytes: 16 * 1024,
             max_concurrent_requests: 4096,
             header_read_timeout: Duration::from_secs(10),
+            rules: Vec::new(),
         }
     }
 }

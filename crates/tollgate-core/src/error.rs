@@ -54,6 +54,8 @@ pub enum ErrorKind {
     UnknownName,
     /// A virtual server does not route or answer this method.
     MethodNotFound,
+    /// A rate-limit rule has no room for the call now (`[[limits.rules]]`).
+    RateLimited,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -84,7 +86,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 27] = [
+    pub const ALL: [ErrorKind; 28] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -101,6 +103,7 @@ impl ErrorKind {
         ErrorKind::NotApproved,
         ErrorKind::UnknownName,
         ErrorKind::MethodNotFound,
+        ErrorKind::RateLimited,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -133,6 +136,7 @@ impl ErrorKind {
             ErrorKind::NotApproved => "not_approved",
             ErrorKind::UnknownName => "unknown_name",
             ErrorKind::MethodNotFound => "method_not_found",
+            ErrorKind::RateLimited => "rate_limited",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

@@ -190,6 +190,8 @@ pub struct CallSummary {
     pub payload: Option<Payload>,
     /// The virtual server the call came through.
     pub via: Option<Arc<Via>>,
+    /// The rate-limit rule that refused the call.
+    pub limited_by: Option<Arc<str>>,
 }
 
 impl CallSummary {

@@ -83,6 +83,7 @@ fn summary(elements: u32) -> CallSummary {
         hidden: None,
         payload: None,
         via: None,
+        limited_by: None,
     }
 }
 

@@ -129,6 +129,8 @@ pub(crate) struct Facts {
     pub(crate) decisions: Vec<Option<Decision>>,
     pub(crate) forwarded: Option<Forwarded>,
     pub(crate) hidden: Option<Hidden>,
+    /// The rate-limit rule that refused the call.
+    pub(crate) limited: Option<Arc<str>>,
 }
 
 impl Facts {
@@ -151,6 +153,7 @@ impl Facts {
             decisions: Vec::new(),
             forwarded: None,
             hidden: None,
+            limited: None,
         })
     }
 
@@ -190,6 +193,11 @@ impl Facts {
     }
 
     /// The upstream was called.
+    pub(crate) fn limited(mut self: Box<Self>, rule: Arc<str>) -> Box<Facts> {
+        self.limited = Some(rule);
+        self
+    }
+
     pub(crate) fn forwarded(mut self: Box<Self>, forwarded: Forwarded) -> Box<Facts> {
         self.forwarded = Some(forwarded);
         self

@@ -21,7 +21,7 @@ use crate::admin::{self, Readiness};
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
 use crate::catalog::service::SyncSettings;
-use crate::metrics::{CatalogCollector, Metrics, StatusCollector, VirtualCollector};
+use crate::metrics::{CatalogCollector, LimitCollector, Metrics, StatusCollector, VirtualCollector};
 use crate::phase::admit::Admission;
 use crate::phases::Front;
 use crate::route::{Route, RouteParts, Shared};
@@ -129,6 +129,7 @@ impl Gateway {
             approvals: Arc::new(Approvals::new(lock)),
             spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
             estimator: TokenEstimator::from_config(&config.audit),
+            limiter: Arc::new(tollgate_limit::Limiter::new(&config.limits.rules)),
         });
         let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CallMetrics::register(&registry)?)];
         observers.extend(extra);
@@ -147,6 +148,7 @@ impl Gateway {
             shared.approvals.clone(),
             lock_file.clone(),
         )?))?;
+        registry.register(Box::new(LimitCollector::new(shared.limiter.clone())?))?;
         registry.register(Box::new(VirtualCollector::new(
             front.virtuals.values().cloned().collect(),
         )?))?;

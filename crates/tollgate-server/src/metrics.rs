@@ -11,10 +11,12 @@
 mod catalog;
 #[cfg(test)]
 mod doc_sync;
+mod limits;
 mod status;
 mod virtual_servers;
 
 pub(crate) use catalog::CatalogCollector;
+pub(crate) use limits::LimitCollector;
 pub(crate) use status::StatusCollector;
 pub(crate) use virtual_servers::VirtualCollector;
 

@@ -9,4 +9,5 @@ pub(crate) mod credential;
 pub(crate) mod forward;
 pub(crate) mod gate;
 pub(crate) mod identify;
+pub(crate) mod limit;
 pub(crate) mod respond;

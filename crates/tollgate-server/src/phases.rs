@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! admit → route → classify → authenticate → identify → gate
-//!       → authorize → (limit) → credential → forward → respond
+//!       → authorize → limit → credential → forward → respond
 //! ```
 //!
 //! `admit` and `route` run in the front service ([`Front::call`]) for
@@ -39,6 +39,7 @@ use crate::phase::credential::credential;
 use crate::phase::forward::{durable, forward};
 use crate::phase::gate::gate;
 use crate::phase::identify::identify;
+use crate::phase::limit::limit;
 use crate::phase::respond::{refuse, respond};
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
@@ -81,7 +82,9 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     if let Some(rejection) = decided.refusal {
         return refuse(route, facts, rejection);
     }
-    // (limit: rate limits and budgets)
+    if let Err((rule, rejection)) = limit(route, &facts) {
+        return refuse(route, facts.limited(rule), rejection);
+    }
     let outbound = phase!(route, facts, credential(route, &facts, &parts).await);
     if let Some(intent) = durable(route, &facts) {
         phase!(route, facts, intent.await);

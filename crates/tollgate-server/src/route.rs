@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) spans: Spans,
     /// Tokens from response bytes.
     pub(crate) estimator: TokenEstimator,
+    /// The rate limits and their counters.
+    pub(crate) limiter: Arc<tollgate_limit::Limiter>,
 }
 
 /// One route.

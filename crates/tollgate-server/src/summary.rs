@@ -114,6 +114,7 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         hidden: None,
         payload: None,
         via: facts.arrival.via.clone(),
+        limited_by: facts.limited.clone(),
     }
 }
 

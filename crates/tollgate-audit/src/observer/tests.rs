@@ -106,6 +106,7 @@ fn tools_call() -> CallSummary {
         hidden: None,
         payload: None,
         via: None,
+        limited_by: None,
     }
 }
 

@@ -26,7 +26,7 @@ use tollgate_core::{
 };
 use tollgate_meter::CallMetrics;
 
-use super::{CatalogCollector, Metrics, StatusCollector, VirtualCollector};
+use super::{CatalogCollector, LimitCollector, Metrics, StatusCollector, VirtualCollector};
 use crate::services::audit_write_seconds;
 
 const DOC: &str = include_str!("../../../../docs/metrics.md");
@@ -107,6 +107,10 @@ fn registered() -> BTreeMap<String, Described> {
         .register(Box::new(catalog))
         .expect("catalog collector registers");
 
+    let limits = LimitCollector::new(Arc::new(tollgate_limit::Limiter::default())).expect("limit collector builds");
+    describe(&limits, &mut out);
+    registry.register(Box::new(limits)).expect("limit collector registers");
+
     let virtuals = VirtualCollector::new(Vec::new()).expect("virtual-server collector builds");
     describe(&virtuals, &mut out);
     registry
@@ -180,6 +184,7 @@ fn every_call_metric() -> CallSummary {
         }),
         payload: None,
         via: None,
+        limited_by: None,
     }
 }
 

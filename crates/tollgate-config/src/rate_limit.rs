@@ -1,0 +1,84 @@
+//! The rate-limit part of the configuration model: `[[limits.rules]]`.
+//!
+//! A rule names the calls it counts (routes, methods, tool or prompt name
+//! patterns, principals, teams; every list empty means "any"), what it
+//! counts them by (`per`: the verified principal, the team, the route, or
+//! every caller together) and its rate: `rate` calls per `period`, with
+//! bursts of up to `burst`. `tollgate-limit` applies the rules on the
+//! request path after authorization; this module only describes them.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// One rate-limit rule.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RateRule {
+    /// Names the rule in refusals, audit records and metrics; unique.
+    pub id: String,
+    /// Server or virtual-server names the rule applies to; empty: every route.
+    #[serde(default)]
+    pub routes: Vec<String>,
+    /// JSON-RPC methods it counts (`tools/call`, `prompts/get`, …); empty:
+    /// every request.
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// Tool or prompt name patterns (`*` matches any run of characters);
+    /// empty: any name, and calls without one.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Principal subjects it applies to; empty: everyone.
+    #[serde(default)]
+    pub principals: Vec<String>,
+    /// Teams it applies to; empty: every team, and callers without one.
+    #[serde(default)]
+    pub teams: Vec<String>,
+    /// What the calls are counted by.
+    #[serde(default)]
+    pub per: RateKey,
+    /// Calls allowed per `period`.
+    pub rate: u32,
+    /// The period `rate` is counted over, e.g. `"1m"`, `"1h"`, `"1d"`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub period: Duration,
+    /// Calls allowed at once after a quiet spell; default: `rate`.
+    #[serde(default)]
+    pub burst: Option<u32>,
+}
+
+impl RateRule {
+    /// The burst in force.
+    pub fn burst(&self) -> u32 {
+        self.burst.unwrap_or(self.rate)
+    }
+}
+
+/// What a rule counts calls by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateKey {
+    /// Each verified principal (anonymous callers share one count).
+    #[default]
+    Principal,
+    /// Each team (callers without a team share one count).
+    Team,
+    /// Each route.
+    Route,
+    /// Every matching call together.
+    Global,
+}
+
+impl RateKey {
+    /// A stable name for logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateKey::Principal => "principal",
+            RateKey::Team => "team",
+            RateKey::Route => "route",
+            RateKey::Global => "global",
+        }
+    }
+}
