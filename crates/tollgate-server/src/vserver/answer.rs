@@ -189,7 +189,11 @@ pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Inc
             .collect();
         let request = ListRequest {
             era: incoming.era,
-            client_ip: crate::facts::Arrival::of(&incoming.parts).client_ip,
+            client_ip: incoming
+                .parts
+                .extensions
+                .get::<crate::serve::ClientAddr>()
+                .map(|a| a.0.ip()),
             ..ListRequest::new(&member.route.name, target)
         };
         let decision = engine.filter(principal, &request, &items);
