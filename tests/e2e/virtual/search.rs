@@ -28,6 +28,13 @@ async fn find_tools_finds_a_tool_that_is_then_callable() {
     let found = ex.message()["result"]["structuredContent"]["tools"].clone();
     assert_eq!(found[0]["name"], "find_record", "{found:#}");
 
+    // Arguments it cannot use are a tool error the model can read.
+    let args = json!({"name": "find_tools", "arguments": {"limit": 2}});
+    let ex = modern(&gw, "eng", "tools/call", Some("find_tools"), args, &[]).await;
+    assert_eq!(ex.status, 200, "{ex:?}");
+    assert_eq!(ex.message()["result"]["isError"], true, "{ex:?}");
+    assert!(text(&ex).contains("query"), "{ex:?}");
+
     // Whatever it finds is callable by its exposed name.
     let args = json!({"name": "demo_add", "arguments": {"a": 40, "b": 2}});
     let ex = modern(&gw, "eng", "tools/call", Some("demo_add"), args, &[]).await;

@@ -245,19 +245,22 @@ struct FindArguments {
     limit: Option<usize>,
 }
 
-/// `find_tools`: the best-matching tools the caller may use.
-pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
-    let id = incoming.message.id.clone();
+/// `find_tools`: the best-matching tools the caller may use. Arguments it
+/// cannot use are a tool error (`isError`), which the model can read and
+/// correct, as MCP asks of tool failures.
+pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Response {
     let args = serde_json::from_slice::<FindCall>(&incoming.body)
-        .map_err(|_| {
-            Rejection::new(
-                ErrorKind::InvalidRequest,
-                "Invalid Request: find_tools takes { query, limit }",
-            )
-            .with_id(id.clone())
-        })?
-        .params
-        .arguments;
+        .ok()
+        .map(|c| c.params.arguments)
+        .filter(|a| !a.query.trim().is_empty());
+    let Some(args) = args else {
+        let text =
+            "find_tools needs a non-empty `query` (what you want to do) and an optional integer `limit` (1 to 20).";
+        return tool_result(
+            incoming,
+            serde_json::json!({"content": [{"type": "text", "text": text}], "isError": true}),
+        );
+    };
     let limit = args.limit.unwrap_or(FIND_DEFAULT).clamp(1, FIND_MAX);
     let allowed: HashSet<*const Entry> = visible(v, exposed, incoming, Kind::Tool)
         .into_iter()
@@ -276,15 +279,22 @@ pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incomin
         .map(|e| &e.definition)
         .collect();
     let text = serde_json::to_string(&tools).unwrap_or_default();
-    let mut body = serde_json::json!({
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": {"tools": tools},
-        "isError": false,
-    });
+    tool_result(
+        incoming,
+        serde_json::json!({
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"tools": tools},
+            "isError": false,
+        }),
+    )
+}
+
+/// A `tools/call` result the gateway gives itself.
+fn tool_result(incoming: &Incoming, mut body: Value) -> Response {
     if incoming.era == Era::Modern {
         body["resultType"] = Value::from("complete");
     }
-    Ok(result(id.as_ref(), &body.to_string()))
+    result(incoming.message.id.as_ref(), &body.to_string())
 }
 
 /// What a `completion/complete` refers to.

@@ -51,8 +51,8 @@ pub(crate) struct Exposed {
     pub(crate) index: ToolIndex,
     /// Positions of the tool entries, in index order.
     pub(crate) tools: Vec<usize>,
-    /// Exposed names two members claimed (left out).
-    pub(crate) collisions: Vec<String>,
+    /// Exposed names two members claimed (left out), by kind.
+    pub(crate) collisions: Vec<(Kind, String)>,
     /// What it was built from.
     stamp: Stamp,
 }
@@ -91,6 +91,10 @@ impl Exposed {
         if let Some(e) = self.get(Kind::Resource, uri) {
             return Some(e);
         }
+        // A URI two members list is left out, not served by a template.
+        if self.collisions.iter().any(|(k, c)| *k == Kind::Resource && c == uri) {
+            return None;
+        }
         let mut matching = self
             .of_kind(Kind::ResourceTemplate)
             .filter(|e| template::matches(&e.own, uri));
@@ -109,9 +113,10 @@ pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
         return built;
     }
     let built = Arc::new(build(v, &lock, &snapshots));
-    for name in &built.collisions {
+    for (kind, name) in &built.collisions {
         tracing::warn!(
             virtual_server = %v.name,
+            kind = kind.as_str(),
             name = %name,
             "two members expose the same name: both are left out until the configuration or a catalog changes"
         );
@@ -141,7 +146,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
             clash = true;
         }
         if clash {
-            collisions.push(e.exposed);
+            collisions.push((e.kind, e.exposed));
         } else {
             kept.push(e);
         }
@@ -207,5 +212,60 @@ fn entry(member: usize, kind: Kind, own: String, exposed: String, mut definition
         json: definition.to_string(),
         definition,
         annotations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exposed(entries: Vec<(Kind, &str)>, collisions: Vec<(Kind, &str)>) -> Exposed {
+        let entries: Vec<Entry> = entries
+            .into_iter()
+            .map(|(kind, name)| entry(0, kind, name.to_owned(), name.to_owned(), serde_json::json!({})))
+            .collect();
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| ((e.kind, e.exposed.clone()), i))
+            .collect();
+        Exposed {
+            entries,
+            by_name,
+            index: ToolIndex::default(),
+            tools: Vec::new(),
+            collisions: collisions.into_iter().map(|(k, n)| (k, n.to_owned())).collect(),
+            stamp: Stamp {
+                lock: Arc::new(Lock::default()),
+                snapshots: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn resources_route_by_uri_then_by_one_matching_template() {
+        let e = exposed(
+            vec![
+                (Kind::Resource, "docs://readme"),
+                (Kind::ResourceTemplate, "docs://pages/{id}"),
+                (Kind::ResourceTemplate, "repo://{owner}/{name}"),
+                (Kind::ResourceTemplate, "repo://{owner}/{+path}"),
+            ],
+            vec![(Kind::Resource, "docs://pages/shared")],
+        );
+        assert_eq!(
+            e.resource("docs://readme").map(|x| x.own.as_str()),
+            Some("docs://readme")
+        );
+        assert_eq!(
+            e.resource("docs://pages/7").map(|x| x.own.as_str()),
+            Some("docs://pages/{id}")
+        );
+        assert!(e.resource("repo://a/b").is_none(), "two templates match: ambiguous");
+        assert!(
+            e.resource("docs://pages/shared").is_none(),
+            "a collided URI is not served by a template"
+        );
+        assert!(e.resource("other://x").is_none());
     }
 }
