@@ -270,7 +270,7 @@ async fn post(v: &Arc<VirtualRoute>, incoming: Incoming) -> Result<Response, Rej
             answer::list(v, &exposed, &incoming)
         }
         (MessageKind::Request, "tools/call") if v.expose == Expose::Search && name == FIND_TOOLS => {
-            answer::find_tools(v, &exposed, &incoming)
+            Ok(answer::find_tools(v, &exposed, &incoming))
         }
         (MessageKind::Request, "tools/call") => routed(v, &exposed, &incoming, Kind::Tool, &["params", "name"]).await,
         (MessageKind::Request, "prompts/get") => {
