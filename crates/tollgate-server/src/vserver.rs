@@ -173,8 +173,14 @@ pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response 
         Method::DELETE => session::end(v, &parts, principal.as_ref())
             .await
             .unwrap_or_else(|r| render(&r)),
+        // No GET stream: a virtual server does not merge its members'
+        // streams (clients treat 405 as "no stream offered").
         _ => {
-            let mut res = StatusCode::METHOD_NOT_ALLOWED.into_response();
+            let rejection = Rejection::new(
+                ErrorKind::MethodNotAllowed,
+                "Method not allowed: a virtual server takes POST and DELETE",
+            );
+            let mut res = render(&rejection);
             res.headers_mut()
                 .insert(http::header::ALLOW, HeaderValue::from_static("POST, DELETE"));
             res

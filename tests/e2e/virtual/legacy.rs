@@ -117,6 +117,19 @@ async fn a_second_replica_continues_the_session_and_a_dead_member_leaves_the_res
     let ex = legacy(&two, Some(&session), call("ev_echo", json!({"message": "hi"}))).await;
     assert_eq!(ex.status, 200, "{ex:?}");
 
+    // No GET stream on a virtual server: 405 with a JSON-RPC body.
+    let res = http()
+        .get(one.url("mixed"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+    assert_eq!(res.headers()["allow"], "POST, DELETE");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+
     // A session id of another virtual server or a forged one is not found.
     let ex = legacy(&two, Some("tg1.forged"), call("demo_echo", json!({"text": "x"}))).await;
     assert_eq!(ex.status, 404, "{ex:?}");
