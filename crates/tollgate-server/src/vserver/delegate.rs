@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::{HeaderValue, Request};
 use tollgate_core::{Era, Via};
-use tollgate_mcp::headers::{NAME, SESSION_ID};
+use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
 use tollgate_mcp::splice;
 
 use super::exposed::Entry;
@@ -105,9 +105,13 @@ pub(crate) fn request(
     req.headers_mut().remove(&SESSION_ID);
     if incoming.era == Era::Legacy
         && incoming.message.method != "initialize"
-        && let Some(sealed) = session::member_id(v, incoming, member).map_err(|r| r.with_id(id))?
+        && let Some((sealed, version)) = session::member_id(v, incoming, member).map_err(|r| r.with_id(id))?
     {
         req.headers_mut().insert(SESSION_ID, sealed);
+        // Each member is spoken to in the version it agreed.
+        if let Some(version) = version {
+            req.headers_mut().insert(PROTOCOL_VERSION, version);
+        }
     }
     if let Some(addr) = incoming.parts.extensions.get::<crate::serve::ClientAddr>() {
         req.extensions_mut().insert(*addr);

@@ -31,19 +31,38 @@ use crate::session::SessionClaims;
 /// The largest member `initialize` answer read.
 const MAX_INIT_BYTES: usize = 1024 * 1024;
 
-/// The member session ids inside a virtual session id: one
-/// `index:sealed` line per member with a session.
-fn encode(ids: &[(usize, String)]) -> String {
+/// One member's session inside a virtual session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemberSession<'a> {
+    /// The member's index.
+    pub(crate) index: usize,
+    /// The protocol version the member agreed (empty: unknown).
+    pub(crate) version: &'a str,
+    /// The member's sealed session id.
+    pub(crate) sealed: &'a str,
+}
+
+/// The member sessions inside a virtual session id: one
+/// `index:version:sealed` line per member with a session (sealed ids and
+/// protocol versions hold no `:` or newline).
+fn encode(ids: &[(usize, String, String)]) -> String {
     ids.iter()
-        .map(|(i, id)| format!("{i}:{id}"))
+        .map(|(i, version, id)| format!("{i}:{version}:{id}"))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn decode(text: &str) -> Vec<(usize, &str)> {
+fn decode(text: &str) -> Vec<MemberSession<'_>> {
     text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .filter_map(|(i, id)| Some((i.parse().ok()?, id)))
+        .filter_map(|l| {
+            let (index, rest) = l.split_once(':')?;
+            let (version, sealed) = rest.split_once(':')?;
+            Some(MemberSession {
+                index: index.parse().ok()?,
+                version,
+                sealed,
+            })
+        })
         .collect()
 }
 
@@ -75,28 +94,29 @@ pub(crate) fn check(v: &VirtualRoute, incoming: &Incoming) -> Result<(), Rejecti
         .map_err(|r| r.with_id(incoming.message.id.clone()))
 }
 
-/// Member `member`'s sealed session id in the caller's session; `None`
-/// without a session. A session without that member (it failed to open)
-/// answers 502.
+/// Member `member`'s sealed session id in the caller's session, and the
+/// protocol version that member agreed; `None` without a session. A
+/// session without that member (it failed to open) answers 502.
 pub(crate) fn member_id(
     v: &VirtualRoute,
     incoming: &Incoming,
     member: usize,
-) -> Result<Option<HeaderValue>, Rejection> {
+) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, Rejection> {
     let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
         return Ok(None);
     };
-    let id = decode(&claims.upstream_id)
-        .into_iter()
-        .find(|(i, _)| *i == member)
-        .map(|(_, id)| id.to_owned())
-        .ok_or_else(|| {
-            Rejection::new(
-                ErrorKind::UpstreamUnavailable,
-                "Upstream unavailable: the member has no session",
-            )
-        })?;
-    HeaderValue::from_str(&id).map(Some).map_err(|_| not_found())
+    let sessions = decode(&claims.upstream_id);
+    let session = sessions.iter().find(|s| s.index == member).ok_or_else(|| {
+        Rejection::new(
+            ErrorKind::UpstreamUnavailable,
+            "Upstream unavailable: the member has no session",
+        )
+    })?;
+    let sealed = HeaderValue::from_str(session.sealed).map_err(|_| not_found())?;
+    let version = (!session.version.is_empty())
+        .then(|| HeaderValue::from_str(session.version).ok())
+        .flatten();
+    Ok(Some((sealed, version)))
 }
 
 /// `initialize`: open a session with every member, answer for the
@@ -109,7 +129,8 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
     for (i, result) in opened.into_iter().enumerate() {
         match result {
             Some((sealed, answered)) => {
-                ids.push((i, sealed));
+                let agreed = answered.clone().unwrap_or_default();
+                ids.push((i, agreed, sealed));
                 version = version.or(answered);
             }
             None => {
@@ -164,9 +185,15 @@ async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<
     Some((sealed, agreed_version(&bytes)))
 }
 
-/// The `protocolVersion` of an `initialize` answer, JSON or SSE.
+/// The `protocolVersion` of an `initialize` answer, JSON or SSE (only a
+/// plain version token is kept).
 fn agreed_version(bytes: &Bytes) -> Option<String> {
-    let from = |v: &Value| v["result"]["protocolVersion"].as_str().map(str::to_owned);
+    let from = |v: &Value| {
+        v["result"]["protocolVersion"]
+            .as_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'))
+            .map(str::to_owned)
+    };
     if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
         return from(&v);
     }
@@ -183,7 +210,8 @@ pub(crate) async fn initialized(v: &Arc<VirtualRoute>, incoming: &Incoming) -> R
     let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
         return Ok(StatusCode::ACCEPTED.into_response());
     };
-    for (i, _) in decode(&claims.upstream_id) {
+    for member in decode(&claims.upstream_id) {
+        let i = member.index;
         if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None) {
             let _ = delegate::send_raw(v, i, req).await;
         }
@@ -198,8 +226,8 @@ pub(crate) async fn end(
     principal: Option<&Arc<Principal>>,
 ) -> Result<Response, Rejection> {
     let claims = claims(v, parts, principal)?.ok_or_else(not_found)?;
-    for (i, sealed) in decode(&claims.upstream_id) {
-        let (Some(member), Ok(sealed)) = (v.members.get(i), HeaderValue::from_str(sealed)) else {
+    for session in decode(&claims.upstream_id) {
+        let (Some(member), Ok(sealed)) = (v.members.get(session.index), HeaderValue::from_str(session.sealed)) else {
             continue;
         };
         let mut req = Request::new(Body::empty());
@@ -220,4 +248,45 @@ pub(crate) async fn end(
         let _ = crate::phases::call(&member.route, req).await;
     }
     Ok(StatusCode::OK.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_sessions_round_trip_with_their_versions() {
+        let ids = vec![
+            (0, "2025-06-18".to_owned(), "tg1.aaa".to_owned()),
+            (2, String::new(), "tg1.bbb".to_owned()),
+        ];
+        let text = encode(&ids);
+        let back = decode(&text);
+        assert_eq!(
+            back,
+            [
+                MemberSession {
+                    index: 0,
+                    version: "2025-06-18",
+                    sealed: "tg1.aaa"
+                },
+                MemberSession {
+                    index: 2,
+                    version: "",
+                    sealed: "tg1.bbb"
+                },
+            ]
+        );
+        assert!(decode("garbage\n1:x").is_empty());
+    }
+
+    #[test]
+    fn only_plain_version_tokens_are_kept() {
+        let json = Bytes::from_static(br#"{"result":{"protocolVersion":"2025-06-18"}}"#);
+        assert_eq!(agreed_version(&json).as_deref(), Some("2025-06-18"));
+        let sse = Bytes::from_static(b"event: message\ndata: {\"result\":{\"protocolVersion\":\"2025-03-26\"}}\n\n");
+        assert_eq!(agreed_version(&sse).as_deref(), Some("2025-03-26"));
+        let bad = Bytes::from_static(br#"{"result":{"protocolVersion":"a:b\nc"}}"#);
+        assert_eq!(agreed_version(&bad), None);
+    }
 }
