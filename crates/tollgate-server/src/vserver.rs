@@ -33,7 +33,7 @@ use tollgate_core::{Era, ErrorKind, Principal, Via};
 use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
 
 use self::exposed::Exposed;
-use crate::phase::authenticate::refusal;
+use crate::phase::authenticate::authenticate_for;
 use crate::rescue::{Rejection, render};
 use crate::route::{Route, Shared};
 
@@ -161,7 +161,7 @@ pub(crate) struct Incoming {
 /// Serve one request on a virtual server.
 pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response {
     let (parts, body) = req.into_parts();
-    let principal = match authenticate(v, &parts).await {
+    let principal = match authenticate_for(v.resource.as_ref(), &v.shared, &parts).await {
         Ok(p) => p,
         Err(r) => return render(&r),
     };
@@ -186,24 +186,6 @@ pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response 
             res
         }
     }
-}
-
-async fn authenticate(v: &VirtualRoute, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
-    let Some(resource) = &v.resource else {
-        return Ok(None);
-    };
-    // A virtual server that requires tokens never lets a caller through
-    // unchecked: the gateway builds its token checker whenever one does.
-    let Some(authn) = &v.shared.authn else {
-        return Err(Rejection::new(
-            ErrorKind::AuthUnavailable,
-            "Authorization server unavailable",
-        ));
-    };
-    Box::pin(resource.authenticate(authn, &parts.headers, parts.uri.query()))
-        .await
-        .map(Some)
-        .map_err(|e| refusal(resource, &e))
 }
 
 /// Read and scan the body: one JSON-RPC message, its standard headers

@@ -16,7 +16,7 @@ use tollgate_auth::{AuthError, ProtectedResource};
 use tollgate_core::{Classify, ErrorKind, Principal};
 
 use crate::rescue::Rejection;
-use crate::route::Route;
+use crate::route::{Route, Shared};
 use crate::vserver::Delegated;
 
 /// Authenticate the caller of `route`. `Ok(None)`: the route is open.
@@ -30,8 +30,30 @@ pub(crate) async fn authenticate(route: &Route, parts: &Parts) -> Result<Option<
     if let Some(delegated) = parts.extensions.get::<Delegated>() {
         return Ok(delegated.principal.clone());
     }
-    let (Some(resource), Some(authn)) = (&route.resource, &route.shared.authn) else {
+    authenticate_for(route.resource.as_ref(), &route.shared, parts).await
+}
+
+/// Authenticate a caller of the protected resource `resource` (a route's
+/// or a virtual server's). `Ok(None)`: no resource, the endpoint is open.
+/// A resource without a token checker fails closed (the gateway builds
+/// one whenever an endpoint requires tokens).
+///
+/// # Errors
+///
+/// As [`authenticate`].
+pub(crate) async fn authenticate_for(
+    resource: Option<&ProtectedResource>,
+    shared: &Shared,
+    parts: &Parts,
+) -> Result<Option<Arc<Principal>>, Rejection> {
+    let Some(resource) = resource else {
         return Ok(None);
+    };
+    let Some(authn) = &shared.authn else {
+        return Err(Rejection::new(
+            ErrorKind::AuthUnavailable,
+            "Authorization server unavailable",
+        ));
     };
     // Boxed: a token-cache miss fetches keys or introspects, a large future
     // that would otherwise sit in every request's state.

@@ -14,8 +14,9 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
+use http::request::Parts;
 use http::{HeaderValue, Request};
-use tollgate_core::{Era, Via};
+use tollgate_core::{Era, Principal, Via};
 use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
 use tollgate_mcp::splice;
 
@@ -72,37 +73,35 @@ fn rewrite(
         ),
         _ => incoming.body.clone(),
     };
-    let mut req = request(v, incoming, entry.member, body, id.clone())?;
+    let exposed = renamed.then(|| Arc::from(entry.exposed.as_str()));
+    let mut req = request(v, incoming, entry.member, body, id, exposed)?;
     if renamed && req.headers().contains_key(&NAME) {
         req.headers_mut().insert(NAME, encode_name(&entry.own));
     }
-    req.extensions_mut().insert(Delegated {
-        principal: incoming.principal.clone(),
-        via: Arc::new(Via {
-            virtual_server: v.name.clone(),
-            exposed_name: renamed.then(|| Arc::from(entry.exposed.as_str())),
-        }),
-    });
     Ok(req)
 }
 
 /// A POST of `body` to member `member` with the caller's headers, its
-/// address, and (legacy) the member's session id.
+/// address, and (legacy) the member's session id; `exposed` is the name
+/// the virtual server shows, when the member's own differs.
 pub(crate) fn request(
     v: &VirtualRoute,
     incoming: &Incoming,
     member: usize,
     body: Bytes,
     id: Option<tollgate_mcp::RequestId>,
+    exposed: Option<Arc<str>>,
 ) -> Result<Request<Body>, Rejection> {
-    let mut req = Request::new(Body::from(body.clone()));
+    let length = HeaderValue::from(body.len());
+    let mut req = delegated(
+        v,
+        &incoming.parts,
+        incoming.principal.as_ref(),
+        Body::from(body),
+        exposed,
+    );
     *req.method_mut() = http::Method::POST;
-    *req.uri_mut() = incoming.parts.uri.clone();
-    *req.headers_mut() = incoming.parts.headers.clone();
-    req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-    // The virtual session id means nothing to a member: a legacy call
-    // carries the member's own, anything else none.
-    req.headers_mut().remove(&SESSION_ID);
+    req.headers_mut().insert(CONTENT_LENGTH, length);
     if incoming.era == Era::Legacy
         && incoming.message.method != "initialize"
         && let Some((sealed, version)) = session::member_id(v, incoming, member).map_err(|r| r.with_id(id))?
@@ -113,17 +112,34 @@ pub(crate) fn request(
             req.headers_mut().insert(PROTOCOL_VERSION, version);
         }
     }
-    if let Some(addr) = incoming.parts.extensions.get::<crate::serve::ClientAddr>() {
+    Ok(req)
+}
+
+/// A request for a member route with the caller's URI, headers and
+/// address, already authenticated for the virtual server (`Delegated`).
+/// The virtual session id means nothing to a member: it is removed.
+pub(crate) fn delegated(
+    v: &VirtualRoute,
+    parts: &Parts,
+    principal: Option<&Arc<Principal>>,
+    body: Body,
+    exposed: Option<Arc<str>>,
+) -> Request<Body> {
+    let mut req = Request::new(body);
+    *req.uri_mut() = parts.uri.clone();
+    *req.headers_mut() = parts.headers.clone();
+    req.headers_mut().remove(&SESSION_ID);
+    if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
         req.extensions_mut().insert(*addr);
     }
     req.extensions_mut().insert(Delegated {
-        principal: incoming.principal.clone(),
+        principal: principal.cloned(),
         via: Arc::new(Via {
             virtual_server: v.name.clone(),
-            exposed_name: None,
+            exposed_name: exposed,
         }),
     });
-    Ok(req)
+    req
 }
 
 /// `Mcp-Name` for `name`: as is when it is visible ASCII, else

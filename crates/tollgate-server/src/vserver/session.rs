@@ -15,7 +15,7 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::request::Parts;
-use http::{HeaderValue, Request, StatusCode};
+use http::{HeaderValue, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use tollgate_core::{ErrorKind, Principal};
@@ -171,7 +171,7 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
 
 /// Open member `i`'s session: its sealed id and the version it agreed.
 async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>)> {
-    let req = delegate::request(v, incoming, i, incoming.body.clone(), None).ok()?;
+    let req = delegate::request(v, incoming, i, incoming.body.clone(), None, None).ok()?;
     let res = delegate::send_raw(v, i, req).await;
     if !res.status().is_success() {
         return None;
@@ -212,7 +212,7 @@ pub(crate) async fn initialized(v: &Arc<VirtualRoute>, incoming: &Incoming) -> R
     };
     for member in decode(&claims.upstream_id) {
         let i = member.index;
-        if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None) {
+        if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None, None) {
             let _ = delegate::send_raw(v, i, req).await;
         }
     }
@@ -230,21 +230,9 @@ pub(crate) async fn end(
         let (Some(member), Ok(sealed)) = (v.members.get(session.index), HeaderValue::from_str(session.sealed)) else {
             continue;
         };
-        let mut req = Request::new(Body::empty());
+        let mut req = delegate::delegated(v, parts, principal, Body::empty(), None);
         *req.method_mut() = http::Method::DELETE;
-        *req.uri_mut() = parts.uri.clone();
-        *req.headers_mut() = parts.headers.clone();
         req.headers_mut().insert(SESSION_ID, sealed);
-        if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
-            req.extensions_mut().insert(*addr);
-        }
-        req.extensions_mut().insert(super::Delegated {
-            principal: principal.cloned(),
-            via: Arc::new(tollgate_core::Via {
-                virtual_server: v.name.clone(),
-                exposed_name: None,
-            }),
-        });
         let _ = crate::phases::call(&member.route, req).await;
     }
     Ok(StatusCode::OK.into_response())
