@@ -29,7 +29,7 @@ use tollgate_audit::{
     RouteAudit, SinkSettings,
 };
 use tollgate_core::{
-    Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind, Stage,
+    Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind,
 };
 
 fn settings(dir: &Path, durability: Durability) -> SinkSettings {
@@ -107,15 +107,9 @@ fn record_one(handle: &AuditHandle, route: &RouteAudit, who: &Arc<Principal>, po
 /// The summary of the call `record_one` records.
 fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
     CallSummary {
-        stage: Stage::Complete,
-        request_id: Arc::from("0191b2c3-d4e5-7f60-8a9b-000000000001"),
-        received: SystemTime::now(),
-        route: Arc::from("github"),
-        client_ip: None,
         principal: Some(who.clone()),
         era: Some(Era::Modern),
         protocol_version: Some("2026-07-28"),
-        family: McpMethod::ToolsCall,
         elements: vec![CallElement {
             jsonrpc_id: Some("7".into()),
             method: "tools/call".into(),
@@ -142,10 +136,12 @@ fn summary(who: &Arc<Principal>, policy: &Arc<str>) -> CallSummary {
             duration: Duration::from_micros(1200),
             ..Answer::default()
         },
-        hidden: None,
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new(
+            "0191b2c3-d4e5-7f60-8a9b-000000000001",
+            "github",
+            SystemTime::now(),
+            McpMethod::ToolsCall,
+        )
     }
 }
 

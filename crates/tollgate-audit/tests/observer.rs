@@ -8,7 +8,6 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use common::{principal, settings};
@@ -47,16 +46,8 @@ fn batch(stage: Stage) -> CallSummary {
     };
     CallSummary {
         stage,
-        request_id: Arc::from("req-1"),
-        received: SystemTime::now(),
-        route: Arc::from("github"),
-        client_ip: None,
         principal: Some(principal("alice", "payments")),
-        era: None,
-        protocol_version: None,
-        family: McpMethod::ToolsCall,
         elements: vec![element("1"), element("2")],
-        trace_id: None,
         forwarded: stage == Stage::Complete,
         bytes_in: 200,
         answer: if stage == Stage::Complete {
@@ -69,10 +60,7 @@ fn batch(stage: Stage) -> CallSummary {
         } else {
             Answer::default()
         },
-        hidden: None,
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new("req-1", "github", SystemTime::now(), McpMethod::ToolsCall)
     }
 }
 

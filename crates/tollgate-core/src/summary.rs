@@ -195,6 +195,38 @@ pub struct CallSummary {
 }
 
 impl CallSummary {
+    /// The summary of a finished request `request_id` on `route` that
+    /// arrived at `received`, of method family `family`, with nothing else
+    /// known yet: no caller, no elements, nothing forwarded, the default
+    /// answer. The other fields are set by whoever knows them.
+    pub fn new(
+        request_id: impl Into<Arc<str>>,
+        route: impl Into<Arc<str>>,
+        received: SystemTime,
+        family: McpMethod,
+    ) -> CallSummary {
+        CallSummary {
+            stage: Stage::Complete,
+            request_id: request_id.into(),
+            received,
+            route: route.into(),
+            client_ip: None,
+            principal: None,
+            era: None,
+            protocol_version: None,
+            family,
+            elements: Vec::new(),
+            trace_id: None,
+            forwarded: false,
+            bytes_in: 0,
+            answer: Answer::default(),
+            hidden: None,
+            payload: None,
+            via: None,
+            limited_by: None,
+        }
+    }
+
     /// The team of the caller, if any.
     pub fn team(&self) -> Option<&str> {
         self.principal.as_ref().and_then(|p| p.team.as_deref())

@@ -19,7 +19,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use dashmap::DashSet;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 use tollgate_core::{
-    Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind, Stage,
+    Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind,
 };
 use tollgate_meter::{BUCKETS, CallMetrics};
 
@@ -59,15 +59,9 @@ fn element(id: u32) -> CallElement {
 
 fn summary(elements: u32) -> CallSummary {
     CallSummary {
-        stage: Stage::Complete,
-        request_id: Arc::from("0191b2c3-d4e5-7f60-8a9b-000000000001"),
-        received: SystemTime::now(),
-        route: Arc::from("github"),
-        client_ip: None,
         principal: Some(principal()),
         era: Some(Era::Modern),
         protocol_version: Some("2026-07-28"),
-        family: McpMethod::ToolsCall,
         elements: (1..=elements).map(element).collect(),
         trace_id: Some(Arc::from("4bf92f3577b34da6a3ce929d0e0e4736")),
         forwarded: true,
@@ -80,10 +74,12 @@ fn summary(elements: u32) -> CallSummary {
             duration: Duration::from_micros(1200),
             ..Answer::default()
         },
-        hidden: None,
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new(
+            "0191b2c3-d4e5-7f60-8a9b-000000000001",
+            "github",
+            SystemTime::now(),
+            McpMethod::ToolsCall,
+        )
     }
 }
 

@@ -82,15 +82,9 @@ fn tools_call() -> CallSummary {
     e.policy = Some(verdict(true, true, "allow"));
     e.definition = Some(Arc::from("sha256:3b1f"));
     CallSummary {
-        stage: Stage::Complete,
-        request_id: Arc::from("req-1"),
-        received: SystemTime::UNIX_EPOCH + RECEIVED,
-        route: Arc::from("github"),
-        client_ip: None,
         principal: Some(principal()),
         era: Some(Era::Modern),
         protocol_version: Some("2026-07-28"),
-        family: McpMethod::ToolsCall,
         elements: vec![e],
         trace_id: Some(Arc::from("4bf92f3577b34da6a3ce929d0e0e4736")),
         forwarded: true,
@@ -103,10 +97,12 @@ fn tools_call() -> CallSummary {
             duration: Duration::from_micros(1200),
             ..Answer::default()
         },
-        hidden: None,
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new(
+            "req-1",
+            "github",
+            SystemTime::UNIX_EPOCH + RECEIVED,
+            McpMethod::ToolsCall,
+        )
     }
 }
 

@@ -43,17 +43,10 @@ fn tools_call() -> CallSummary {
     let mut e = element("tools/call", Some("create_issue"));
     e.definition = Some(Arc::from("sha256:3b1f"));
     CallSummary {
-        stage: Stage::Complete,
-        request_id: Arc::from("req-1"),
-        received: SystemTime::UNIX_EPOCH,
-        route: Arc::from("github"),
-        client_ip: None,
         principal: Some(principal(Some("payments"))),
         era: Some(Era::Modern),
         protocol_version: Some("2026-07-28"),
-        family: McpMethod::ToolsCall,
         elements: vec![e],
-        trace_id: None,
         forwarded: true,
         bytes_in: 300,
         answer: Answer {
@@ -64,10 +57,7 @@ fn tools_call() -> CallSummary {
             duration: Duration::from_millis(3),
             ..Answer::default()
         },
-        hidden: None,
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new("req-1", "github", SystemTime::UNIX_EPOCH, McpMethod::ToolsCall)
     }
 }
 

@@ -21,9 +21,7 @@ use prometheus::Registry;
 use prometheus::core::Collector;
 use prometheus::proto::{MetricFamily, MetricType};
 use tollgate_audit::AuditHandle;
-use tollgate_core::{
-    Answer, CallElement, CallObserver, CallSummary, ErrorKind, Hidden, McpMethod, PolicyVerdict, Stage,
-};
+use tollgate_core::{Answer, CallElement, CallObserver, CallSummary, ErrorKind, Hidden, McpMethod, PolicyVerdict};
 use tollgate_meter::CallMetrics;
 
 use super::{CatalogCollector, LimitCollector, Metrics, StatusCollector, VirtualCollector};
@@ -149,15 +147,6 @@ fn every_call_metric() -> CallSummary {
         policies: Arc::from([]),
     };
     CallSummary {
-        stage: Stage::Complete,
-        request_id: Arc::from("r1"),
-        received: SystemTime::now(),
-        route: Arc::from("r"),
-        client_ip: None,
-        principal: None,
-        era: None,
-        protocol_version: None,
-        family: McpMethod::ToolsCall,
         elements: vec![CallElement {
             jsonrpc_id: Some(Box::from("1")),
             method: "tools/call".into(),
@@ -168,7 +157,6 @@ fn every_call_metric() -> CallSummary {
             catalog: None,
             rpc_error: None,
         }],
-        trace_id: None,
         forwarded: true,
         bytes_in: 1,
         answer: Answer {
@@ -182,9 +170,7 @@ fn every_call_metric() -> CallSummary {
             entries: 1,
             enforced: true,
         }),
-        payload: None,
-        via: None,
-        limited_by: None,
+        ..CallSummary::new("r1", "r", SystemTime::now(), McpMethod::ToolsCall)
     }
 }
 
