@@ -1,9 +1,9 @@
 //! What a sync learns about an upstream, and the demo's committed lock.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tollgate_e2e::audit_support::metric;
 use tollgate_e2e::children::{everything_server, python_catalog_server, tollgate_cli};
-use tollgate_e2e::{Demo, http, repo_root};
+use tollgate_e2e::{Demo, http, modern_body, modern_headers, repo_root};
 
 use super::{ROUTE, Rig};
 
@@ -81,4 +81,60 @@ async fn the_committed_demo_lock_approves_the_demo_server_as_it_is() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("no difference from the lock"), "{stdout}");
+}
+
+/// With `[catalog] watch = false` the running binary reloads the lock on
+/// SIGHUP, and only then.
+#[tokio::test]
+async fn sighup_reloads_the_lock_of_the_running_binary() {
+    let demo = Demo::spawn().await;
+    let gw = tollgate_e2e::children::ChildGateway::spawn(&format!(
+        "[catalog]\nmode = \"enforce\"\nwatch = false\nsync_interval = \"1s\"\nsync_timeout = \"1s\"\n\n\
+         [[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        demo.url
+    ))
+    .await;
+    let tools = || async {
+        let res = http()
+            .post(gw.url("demo"))
+            .headers(modern_headers("tools/list", None))
+            .body(modern_body(1, "tools/list", json!({})))
+            .send()
+            .await
+            .unwrap();
+        let list: Value = res.json().await.unwrap();
+        list["result"]["tools"].as_array().map_or(0, Vec::len)
+    };
+    // Nothing approved: every tool quarantined.
+    assert_eq!(tools().await, 0);
+    let config = gw.dir.path().join("gateway.toml");
+    let config = config.to_str().unwrap();
+    let args = [
+        "catalog",
+        "approve",
+        "--config",
+        config,
+        "--server",
+        "demo",
+        "--all",
+        "--by",
+        "ops@example.com",
+    ];
+    let out = tollgate_cli(&args).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(tools().await, 0, "without the watcher, nothing changes before SIGHUP");
+    let pid = gw.child.id().unwrap().to_string();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    for _ in 0..50 {
+        if tools().await > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("SIGHUP did not reload the lock");
 }
