@@ -55,6 +55,7 @@ impl Stub {
             .route("/json", any(json))
             .route("/slow", any(slow))
             .route("/sse", any(sse))
+            .route("/announce", any(announce))
             .route("/token", any(token))
             .with_state(state.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -98,6 +99,18 @@ async fn json(State(state): State<Arc<StubState>>, req: Request) -> Response {
         .header("connection", "x-upstream-private")
         .header("x-upstream-private", "hop")
         .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#))
+        .unwrap()
+}
+
+/// An SSE answer that announces a changed tool list before its result, as
+/// a server whose tools changed during a call does.
+async fn announce(State(state): State<Arc<StubState>>, req: Request) -> Response {
+    record(&state, req).await;
+    let body = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n\
+                event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n";
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(body))
         .unwrap()
 }
 

@@ -138,3 +138,50 @@ async fn sighup_reloads_the_lock_of_the_running_binary() {
     }
     panic!("SIGHUP did not reload the lock");
 }
+
+/// A `notifications/*/list_changed` in an answer passing through asks for a
+/// sync at once, without waiting for `sync_interval` (an hour here). The
+/// stub is no MCP server, so each sync fails: the count of failed syncs
+/// shows that a second one ran.
+#[tokio::test]
+async fn a_list_changed_notification_passing_through_starts_a_sync() {
+    let stub = tollgate_e2e::stub::Stub::spawn().await;
+    let gw = tollgate_e2e::TestGateway::spawn(&format!(
+        "[catalog]\nmode = \"observe\"\nsync_interval = \"1h\"\nsync_timeout = \"2s\"\n\n\
+         [[servers]]\nname = \"{ROUTE}\"\nurl = \"{}/announce\"\n",
+        stub.base
+    ))
+    .await;
+    let failures = || async {
+        let res = http().get(format!("{}/catalog", gw.admin)).send().await.unwrap();
+        let all: Value = res.json().await.unwrap();
+        all["servers"][ROUTE]["sync"]["failures"].as_u64().unwrap_or(0)
+    };
+    for _ in 0..100 {
+        if failures().await >= 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(failures().await, 1, "the first sync at start");
+    let params = json!({"name": "anything", "arguments": {}});
+    let res = http()
+        .post(gw.url(ROUTE))
+        .headers(modern_headers("tools/call", Some("anything")))
+        .body(modern_body(1, "tools/call", params))
+        .send()
+        .await
+        .unwrap();
+    let text = res.text().await.unwrap();
+    assert!(
+        text.contains("list_changed"),
+        "the notification reached the client: {text}"
+    );
+    for _ in 0..100 {
+        if failures().await >= 2 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no sync after the list_changed notification");
+}
