@@ -8,6 +8,8 @@
 //! - `legacy`: the TypeScript SDK client (sessions, progress) uses tools,
 //!   prompts and resources of every member; a second replica continues its
 //!   session; one member stopped mid-run.
+//! - `relay`: sampling and elicitation requests of a member answered by
+//!   the TypeScript SDK client; the merged GET stream.
 //! - `search`: `find_tools` finds a tool, which is then called.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
@@ -16,6 +18,8 @@
 mod legacy;
 #[path = "virtual/modern.rs"]
 mod modern;
+#[path = "virtual/relay.rs"]
+mod relay;
 #[path = "virtual/search.rs"]
 mod search;
 

@@ -134,7 +134,10 @@ impl Asker<'_> {
         self.version = LEGACY;
         let params = json!({
             "protocolVersion": LEGACY,
-            "capabilities": {},
+            // A client able to sample and elicit: some servers offer the
+            // tools that need them only to such clients, and the catalog
+            // governs what any client could be offered.
+            "capabilities": {"sampling": {}, "elicitation": {}},
             "clientInfo": {"name": "tollgate-catalog", "version": env!("CARGO_PKG_VERSION")},
         });
         let result = self.request("initialize", params).await?;

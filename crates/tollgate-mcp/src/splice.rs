@@ -1,4 +1,4 @@
-//! Renaming the target of one JSON-RPC request in place.
+//! Renaming the target (or the id) of one JSON-RPC message in place.
 //!
 //! A virtual server exposes a member's tool under another name
 //! (`github_create_issue` for `create_issue`); the request it forwards must
@@ -32,6 +32,17 @@ use crate::{McpError, Result};
 /// `ParseError` when the body is not JSON; `Ok(None)` when the path does
 /// not lead to a string.
 pub fn locate(body: &[u8], path: &[&str]) -> Result<Option<Range<usize>>> {
+    Ok(locate_value(body, path)?.filter(|at| body.get(at.start) == Some(&b'"')))
+}
+
+/// The byte range of the JSON value of any type at `path` (for example
+/// `["id"]`, a string or a number).
+///
+/// # Errors
+///
+/// `ParseError` when the body is not JSON; `Ok(None)` when nothing is at
+/// `path`.
+pub fn locate_value(body: &[u8], path: &[&str]) -> Result<Option<Range<usize>>> {
     let text = std::str::from_utf8(body).map_err(|_| parse_error())?;
     let mut node: &RawValue = serde_json::from_str(text).map_err(|_| parse_error())?;
     for key in path {
@@ -41,11 +52,41 @@ pub fn locate(body: &[u8], path: &[&str]) -> Result<Option<Range<usize>>> {
         node = next;
     }
     let raw = node.get();
-    if !raw.starts_with('"') {
-        return Ok(None);
-    }
     let start = raw.as_ptr() as usize - text.as_ptr() as usize;
     Ok(Some(start..start + raw.len()))
+}
+
+/// `body` with the JSON value at `path` replaced by `raw`, which must be
+/// JSON text (the caller's responsibility: it is copied as is).
+///
+/// ```
+/// use tollgate_mcp::splice::replace_raw;
+///
+/// let body = br#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage"}"#;
+/// let out = replace_raw(body, &["id"], r#""m.7""#).unwrap();
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":"m.7","method":"sampling/createMessage"}"#);
+/// ```
+///
+/// # Errors
+///
+/// `ParseError` when the body is not JSON; `InvalidRequest` when nothing
+/// is at `path`.
+pub fn replace_raw(body: &[u8], path: &[&str], raw: &str) -> Result<Vec<u8>> {
+    let at = locate_value(body, path)?.ok_or_else(|| {
+        McpError::new(
+            ErrorKind::InvalidRequest,
+            format!("Invalid Request: no {}", path.join(".")),
+        )
+    })?;
+    Ok(spliced(body, at, raw))
+}
+
+fn spliced(body: &[u8], at: Range<usize>, raw: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + raw.len());
+    out.extend_from_slice(&body[..at.start]);
+    out.extend_from_slice(raw.as_bytes());
+    out.extend_from_slice(&body[at.end..]);
+    out
 }
 
 /// `body` with the JSON string at `path` replaced by `value` (encoded as
@@ -71,11 +112,7 @@ pub fn replace(body: &[u8], path: &[&str], value: &str) -> Result<Vec<u8>> {
         ));
     };
     let encoded = serde_json::to_string(value).map_err(|_| parse_error())?;
-    let mut out = Vec::with_capacity(body.len() + encoded.len());
-    out.extend_from_slice(&body[..at.start]);
-    out.extend_from_slice(encoded.as_bytes());
-    out.extend_from_slice(&body[at.end..]);
-    Ok(out)
+    Ok(spliced(body, at, &encoded))
 }
 
 /// The value of `key` in the object `node`, if it is an object holding it.
@@ -115,5 +152,16 @@ mod tests {
         assert_eq!(locate(br#"[1]"#, &["params"]).unwrap(), None);
         assert!(locate(b"{", &["params"]).is_err());
         assert!(replace(body, &["params", "name"], "x").is_err());
+    }
+
+    #[test]
+    fn raw_values_of_any_type_are_replaced() {
+        let body = br#"{"id": 12 ,"result":{}}"#;
+        assert_eq!(locate_value(body, &["id"]).unwrap(), Some(7..9));
+        assert_eq!(
+            replace_raw(body, &["id"], "\"a\"").unwrap(),
+            br#"{"id": "a" ,"result":{}}"#
+        );
+        assert!(replace_raw(body, &["error"], "1").is_err());
     }
 }

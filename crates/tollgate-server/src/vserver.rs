@@ -16,6 +16,7 @@
 mod answer;
 mod delegate;
 mod exposed;
+mod relay;
 mod session;
 
 use std::sync::Arc;
@@ -173,19 +174,21 @@ pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response 
         Method::DELETE => session::end(v, &parts, principal.as_ref())
             .await
             .unwrap_or_else(|r| render(&r)),
-        // No GET stream: a virtual server does not merge its members'
-        // streams (clients treat 405 as "no stream offered").
-        _ => {
-            let rejection = Rejection::new(
-                ErrorKind::MethodNotAllowed,
-                "Method not allowed: a virtual server takes POST and DELETE",
-            );
-            let mut res = render(&rejection);
-            res.headers_mut()
-                .insert(http::header::ALLOW, HeaderValue::from_static("POST, DELETE"));
-            res
-        }
+        Method::GET => relay::stream(v, &parts, principal.as_ref())
+            .await
+            .unwrap_or_else(|r| not_allowed(&r)),
+        _ => not_allowed(&relay::no_stream()),
     }
+}
+
+/// A refusal, with `Allow` when it is about the method.
+fn not_allowed(rejection: &Rejection) -> Response {
+    let mut res = render(rejection);
+    if res.status() == StatusCode::METHOD_NOT_ALLOWED {
+        res.headers_mut()
+            .insert(http::header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    }
+    res
 }
 
 /// Read and scan the body: one JSON-RPC message, its standard headers
@@ -251,7 +254,6 @@ async fn post(v: &Arc<VirtualRoute>, incoming: Incoming) -> Result<Response, Rej
     let name = m.name.as_deref().unwrap_or_default();
     match (m.kind, m.method.as_str()) {
         (MessageKind::Request, "initialize") => session::open(v, &incoming, &exposed).await,
-        (MessageKind::Notification, "notifications/initialized") => session::initialized(v, &incoming).await,
         (MessageKind::Request, "ping") => Ok(answer::result(id.as_ref(), "{}")),
         (MessageKind::Request, "server/discover") => Ok(answer::discover(v, &exposed, id.as_ref())),
         (MessageKind::Request, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list") => {
@@ -271,10 +273,15 @@ async fn post(v: &Arc<VirtualRoute>, incoming: Incoming) -> Result<Response, Rej
             Ok(delegate::forward(v, &incoming, entry, None).await)
         }
         (MessageKind::Request, "completion/complete") => complete(v, &exposed, &incoming).await,
+        (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => {
+            session::set_level(v, &incoming).await
+        }
         (MessageKind::Request, _) => Err(Rejection::new(ErrorKind::MethodNotFound, "Method not found").with_id(id)),
-        // Notifications and answers to server requests belong to a member
-        // request the virtual server cannot name: accepted and dropped.
-        _ => Ok(StatusCode::ACCEPTED.into_response()),
+        (MessageKind::Response, _) => relay::client_answer(v, &incoming).await,
+        // A notification in a legacy session goes to every member session;
+        // a stateless one has no member session to reach.
+        (MessageKind::Notification, _) if incoming.era == Era::Legacy => session::notify(v, &incoming).await,
+        (MessageKind::Notification, _) => Ok(StatusCode::ACCEPTED.into_response()),
     }
 }
 

@@ -55,6 +55,8 @@ async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request
         && let Some(ours) = incoming.parts.headers.get(&SESSION_ID)
     {
         res.headers_mut().insert(SESSION_ID, ours.clone());
+        // Requests the member sends the client in its answer.
+        return super::relay::answer_from(member, res);
     }
     res
 }

@@ -102,21 +102,19 @@ pub(crate) fn member_id(
     incoming: &Incoming,
     member: usize,
 ) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, Rejection> {
-    let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
+    if incoming.parts.headers.get(&SESSION_ID).is_none() {
         return Ok(None);
-    };
-    let sessions = decode(&claims.upstream_id);
-    let session = sessions.iter().find(|s| s.index == member).ok_or_else(|| {
-        Rejection::new(
-            ErrorKind::UpstreamUnavailable,
-            "Upstream unavailable: the member has no session",
-        )
-    })?;
-    let sealed = HeaderValue::from_str(session.sealed).map_err(|_| not_found())?;
-    let version = (!session.version.is_empty())
-        .then(|| HeaderValue::from_str(session.version).ok())
-        .flatten();
-    Ok(Some((sealed, version)))
+    }
+    members(v, &incoming.parts, incoming.principal.as_ref())?
+        .into_iter()
+        .find(|(i, _, _)| *i == member)
+        .map(|(_, sealed, version)| Some((sealed, version)))
+        .ok_or_else(|| {
+            Rejection::new(
+                ErrorKind::UpstreamUnavailable,
+                "Upstream unavailable: the member has no session",
+            )
+        })
 }
 
 /// `initialize`: open a session with every member, answer for the
@@ -205,18 +203,60 @@ fn requested_version(body: &[u8]) -> Option<String> {
     v["params"]["protocolVersion"].as_str().map(str::to_owned)
 }
 
-/// `notifications/initialized`: passed to every member session.
-pub(crate) async fn initialized(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
-    let Some(claims) = claims(v, &incoming.parts, incoming.principal.as_ref())? else {
-        return Ok(StatusCode::ACCEPTED.into_response());
+/// One member's session as a routed request carries it: the member's
+/// index, its sealed session id and the protocol version it agreed.
+pub(crate) type MemberHeaders = (usize, HeaderValue, Option<HeaderValue>);
+
+/// Every member session in the caller's virtual session (none without a
+/// session id; a forged or foreign one is refused).
+pub(crate) fn members(
+    v: &VirtualRoute,
+    parts: &Parts,
+    principal: Option<&Arc<Principal>>,
+) -> Result<Vec<MemberHeaders>, Rejection> {
+    let Some(claims) = claims(v, parts, principal)? else {
+        return Ok(Vec::new());
     };
-    for member in decode(&claims.upstream_id) {
-        let i = member.index;
+    Ok(decode(&claims.upstream_id)
+        .into_iter()
+        .filter(|s| s.index < v.members.len())
+        .filter_map(|s| {
+            let sealed = HeaderValue::from_str(s.sealed).ok()?;
+            let version = (!s.version.is_empty())
+                .then(|| HeaderValue::from_str(s.version).ok())
+                .flatten();
+            Some((s.index, sealed, version))
+        })
+        .collect())
+}
+
+/// A client notification (`notifications/initialized`, `cancelled`,
+/// `roots/list_changed`, …) in a legacy session: passed to every member
+/// session, since the virtual server keeps no record of which member
+/// holds the request a notification may refer to (a member ignores what
+/// it does not know).
+pub(crate) async fn notify(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
+    fan_out(v, incoming).await?;
+    Ok(StatusCode::ACCEPTED.into_response())
+}
+
+/// `logging/setLevel` in a legacy session: every member session is set to
+/// the level, and the virtual server answers for all of them.
+pub(crate) async fn set_level(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
+    fan_out(v, incoming).await?;
+    Ok(answer::result(incoming.message.id.as_ref(), "{}"))
+}
+
+/// Send the caller's message to every member session; answers are not read.
+async fn fan_out(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<(), Rejection> {
+    let members = members(v, &incoming.parts, incoming.principal.as_ref())?;
+    futures_util::future::join_all(members.into_iter().map(|(i, _, _)| async move {
         if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None, None) {
             let _ = delegate::send_raw(v, i, req).await;
         }
-    }
-    Ok(StatusCode::ACCEPTED.into_response())
+    }))
+    .await;
+    Ok(())
 }
 
 /// `DELETE`: end every member session.
@@ -225,15 +265,14 @@ pub(crate) async fn end(
     parts: &Parts,
     principal: Option<&Arc<Principal>>,
 ) -> Result<Response, Rejection> {
-    let claims = claims(v, parts, principal)?.ok_or_else(not_found)?;
-    for session in decode(&claims.upstream_id) {
-        let (Some(member), Ok(sealed)) = (v.members.get(session.index), HeaderValue::from_str(session.sealed)) else {
-            continue;
-        };
+    if parts.headers.get(&SESSION_ID).is_none() {
+        return Err(not_found());
+    }
+    for (i, sealed, _) in members(v, parts, principal)? {
         let mut req = delegate::delegated(v, parts, principal, Body::empty(), None);
         *req.method_mut() = http::Method::DELETE;
         req.headers_mut().insert(SESSION_ID, sealed);
-        let _ = crate::phases::call(&member.route, req).await;
+        let _ = delegate::send_raw(v, i, req).await;
     }
     Ok(StatusCode::OK.into_response())
 }

@@ -1,0 +1,137 @@
+//! What members send the client on their own account through a virtual
+//! server: sampling and elicitation requests inside a call's answer (the
+//! TypeScript SDK client answers them; the answers reach the member that
+//! asked), and the merged GET stream of the members' notifications.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tollgate_e2e::children::{everything_server, ts_plan_client};
+use tollgate_e2e::{Demo, http};
+
+use super::gateway;
+use super::legacy::{MIXED, legacy};
+
+/// The plan run against the virtual server (prefixed names) and against
+/// server-everything's own route.
+fn plan(prefix: &str) -> Value {
+    json!({
+        "answer": {"sampling": "sampled for tollgate", "elicitation": {"name": "Ada Lovelace"}},
+        "calls": [
+            {"name": format!("{prefix}trigger-sampling-request"), "arguments": {"prompt": "hi", "maxTokens": 5}},
+            {"name": format!("{prefix}trigger-elicitation-request"), "arguments": {}},
+            {"name": format!("{prefix}echo"), "arguments": {"message": "after"}},
+        ],
+    })
+}
+
+#[tokio::test]
+async fn sampling_and_elicitation_reach_the_client_and_its_answers_the_member() {
+    let everything = everything_server().await;
+    let demo = Demo::spawn().await;
+    let gw = gateway(
+        &[("everything", &everything.url, ""), ("demo", &demo.url, "")],
+        MIXED,
+        "",
+    )
+    .await;
+
+    let through = ts_plan_client(&gw.url("mixed"), &plan("ev_"), &[]).await;
+    let direct = ts_plan_client(&gw.url("everything"), &plan(""), &[]).await;
+    assert_eq!(
+        through["requests"],
+        json!(["sampling/createMessage", "elicitation/create"]),
+        "{through:#}"
+    );
+    assert_eq!(through["requests"], direct["requests"]);
+    let text = |out: &Value, i: usize| {
+        out["calls"][i]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(text(&through, 0).contains("sampled for tollgate"), "{through:#}");
+    let elicited: String = (0..4)
+        .map(|j| through["calls"][1]["content"][j]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert!(elicited.contains("Ada Lovelace"), "{through:#}");
+    for i in 0..3 {
+        assert_eq!(
+            through["calls"][i]["content"], direct["calls"][i]["content"],
+            "call {i}"
+        );
+    }
+    assert_eq!(through["sessionTerminated"], "ok", "{through:#}");
+}
+
+#[tokio::test]
+async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
+    let everything = everything_server().await;
+    let demo = Demo::spawn().await;
+    let gw = gateway(
+        &[("everything", &everything.url, ""), ("demo", &demo.url, "")],
+        MIXED,
+        "",
+    )
+    .await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let session = legacy(&gw, None, init).await.session_id.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy(&gw, Some(&session), initialized).await.status, 202);
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}});
+    let ex = legacy(&gw, Some(&session), level).await;
+    assert_eq!(ex.message()["result"], json!({}), "{ex:?}");
+
+    let res = http()
+        .get(gw.url("mixed"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    assert_eq!(res.headers()["mcp-session-id"], session.as_str());
+
+    // server-everything logs to the session's stream at once when asked.
+    let toggle = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "ev_toggle-simulated-logging", "arguments": {}}});
+    assert_eq!(legacy(&gw, Some(&session), toggle).await.status, 200);
+    let mut body = res.bytes_stream();
+    let mut seen = String::new();
+    let read = async {
+        while let Some(chunk) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+            if seen.contains("notifications/message") && seen.contains("\n\n") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("a log notification");
+    assert!(seen.contains("notifications/message"), "{seen}");
+    if let Some(id) = seen.lines().find_map(|l| l.strip_prefix("id:")) {
+        assert!(
+            id.trim().starts_with("tgv."),
+            "merged event ids carry every member: {seen}"
+        );
+    }
+
+    // Once the stream is open, a bad session id is still refused.
+    let res = http()
+        .get(gw.url("mixed"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", "tg1.forged")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+}
