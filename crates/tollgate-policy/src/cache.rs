@@ -101,6 +101,7 @@ mod tests {
             annotations: None,
             now: 0,
             utc_offset: 0,
+            virtual_server: None,
         };
         let asker = Asker {
             principal: 1,

@@ -6,14 +6,19 @@
 //! attribute and context attribute present), are checked with the schema.
 //! A schema edited out of step with the code is refused at load instead of
 //! turning into evaluation errors (denials) at run time.
+//!
+//! The entities of a call through a virtual server are checked when the
+//! schema declares `VirtualServer`. A schema from before it still loads:
+//! its policies cannot name a virtual server, so the extra ancestor is
+//! invisible to them.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::sync::Arc;
 
-use cedar_policy::{Context, Entities, Entity, Request, Schema};
-use cedar_policy_core::ast::{Context as CoreContext, Value};
+use cedar_policy::{Context, Entities, Entity, EntityUid, Request, Schema};
+use cedar_policy_core::ast::{Context as CoreContext, Entity as CoreEntity, Value};
 use ref_cast::RefCast as _;
 use smol_str::SmolStr;
 use tollgate_core::{Era, Principal, PrincipalKind};
@@ -23,7 +28,7 @@ use crate::ids::Types;
 use crate::model::{Action, TargetKind};
 use crate::needs::Needs;
 use crate::principal::PrincipalFacts;
-use crate::request::{self, Facts, Statics};
+use crate::request::{self, Facts, Statics, Within};
 
 /// Every mismatch between `schema` (read from `path`) and the gateway.
 pub(crate) fn check(schema: &Schema, types: &Types, path: &Path) -> Vec<SourceError> {
@@ -36,21 +41,21 @@ pub(crate) fn check(schema: &Schema, types: &Types, path: &Path) -> Vec<SourceEr
     }
     let statics = Statics::new(types);
     let principals = [PrincipalKind::User, PrincipalKind::Service].map(|k| PrincipalFacts::new(types, &sample(k)));
-    let targets = [
-        request::target_entity(types, TargetKind::Tool, "demo", "echo"),
-        request::target_entity(types, TargetKind::Resource, "demo", "demo://readme"),
-        request::target_entity(types, TargetKind::Prompt, "demo", "greeting"),
-        request::server_entity(types, "demo"),
-    ];
+    let targets = resources(types, None);
     let args = request::args_entity(&statics, &[("Repo", "acme/x")]);
-    let entities = principals
-        .iter()
-        .map(|p| &p.entity)
-        .chain(targets.iter().map(|(_, e)| e))
-        .chain([&args])
-        .map(|e| Entity::ref_cast(e.as_ref()).clone());
-    if let Err(e) = Entities::from_entities(entities, Some(schema)) {
-        problems.push(format!("entity {e}"));
+    let fixed: Vec<&Arc<CoreEntity>> = principals.iter().map(|p| &p.entity).chain([&args]).collect();
+    let virtual_server = schema.entity_types().any(|t| *t == types.virtual_server);
+    let through = virtual_server.then(|| resources(types, Some("eng")));
+    // One store each: the same ids, on the route and through a virtual server.
+    for resources in std::iter::once(&targets).chain(&through) {
+        let entities = fixed
+            .iter()
+            .copied()
+            .chain(resources.iter().map(|(_, e)| e))
+            .map(|e| Entity::ref_cast(e.as_ref()).clone());
+        if let Err(e) = Entities::from_entities(entities, Some(schema)) {
+            problems.push(chain(&e));
+        }
     }
     for p in &principals {
         for a in Action::ALL.into_iter().filter(|a| declared.contains(&types.action(*a))) {
@@ -72,6 +77,32 @@ pub(crate) fn check(schema: &Schema, types: &Types, path: &Path) -> Vec<SourceEr
         .collect()
 }
 
+/// An error with its causes: Cedar puts what does not conform in the
+/// source.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// A tool, a resource, a prompt and their server, on the member's own
+/// route or through `virtual_server`.
+fn resources(types: &Types, virtual_server: Option<&str>) -> [(EntityUid, Arc<CoreEntity>); 4] {
+    let within = Within::target(types, "demo", virtual_server);
+    let target = |kind, name| request::target_entity(types, kind, "demo", name, &within);
+    [
+        target(TargetKind::Tool, "echo"),
+        target(TargetKind::Resource, "demo://readme"),
+        target(TargetKind::Prompt, "greeting"),
+        request::server_entity(types, "demo", &Within::server(types, virtual_server)),
+    ]
+}
+
 /// The problems of the request `p` doing `a` on `resource` with a full
 /// context: the context attributes whose removal makes it valid (sent by the
 /// gateway, not declared so by the schema), else Cedar's message.
@@ -81,7 +112,7 @@ fn check_request(
     statics: &Statics,
     p: &PrincipalFacts,
     a: Action,
-    resource: &cedar_policy::EntityUid,
+    resource: &EntityUid,
 ) -> Vec<String> {
     let facts = Facts {
         route: "demo",
@@ -91,6 +122,7 @@ fn check_request(
         annotations: None,
         now: 0,
         utc_offset: 0,
+        virtual_server: None,
     };
     let context = match request::context(Needs::ALL, statics, p, &facts, crate::clock::local(0, 0)) {
         Ok(CoreContext::Value(attrs)) => attrs,

@@ -30,7 +30,7 @@ use crate::model::{Action, CallRequest};
 use crate::needs::Attr;
 use crate::principal::{PrincipalCache, PrincipalFacts};
 use crate::reload::ReloadInfo;
-use crate::request::{self, Facts, Statics};
+use crate::request::{self, Facts, Statics, Within};
 use crate::validate;
 
 /// How the engine is set up: where the policies are and how decisions are
@@ -224,14 +224,8 @@ impl PolicyEngine {
         let bits = facts.bits(current.generation, || {
             c.index.principal_bits(&facts.uid, &facts.ancestors)
         });
-        let server = self.types.server_uid(req.route);
-        let (uid, entity) = self.resource(req, action)?;
-        let ancestors = if action.target().is_some() {
-            std::slice::from_ref(&server)
-        } else {
-            &[]
-        };
-        let selected = c.index.select(&bits.1, action, &uid, ancestors);
+        let (uid, entity, within) = self.resource(req, action)?;
+        let selected = c.index.select(&bits.1, action, &uid, within.uids());
         let context = request::context(c.needs, &self.statics, facts, f, local)?;
         let args = c
             .needs
@@ -248,14 +242,22 @@ impl PolicyEngine {
         Ok(authorize::evaluate(c, &selected, request, &entities).outcome(c, principal))
     }
 
-    /// The resource of a call: the named object, or the server itself.
-    fn resource(&self, req: &CallRequest<'_>, action: Action) -> Result<(EntityUid, Arc<Entity>), String> {
+    /// The resource of a call: the named object, or the server itself;
+    /// with what it is in.
+    fn resource(&self, req: &CallRequest<'_>, action: Action) -> Result<(EntityUid, Arc<Entity>, Within), String> {
+        let (route, via) = (req.route, req.virtual_server);
         match action.target() {
             Some(kind) => {
                 let name = req.name.ok_or_else(|| format!("{} without a name", req.method))?;
-                Ok(request::target_entity(&self.types, kind, req.route, name))
+                let within = Within::target(&self.types, route, via);
+                let (uid, entity) = request::target_entity(&self.types, kind, route, name, &within);
+                Ok((uid, entity, within))
             }
-            None => Ok(request::server_entity(&self.types, req.route)),
+            None => {
+                let within = Within::server(&self.types, via);
+                let (uid, entity) = request::server_entity(&self.types, route, &within);
+                Ok((uid, entity, within))
+            }
         }
     }
 
@@ -268,6 +270,7 @@ impl PolicyEngine {
             annotations: req.annotations,
             now: clock::unix_seconds(req.time.unwrap_or_else(SystemTime::now)),
             utc_offset: self.settings.utc_offset_seconds,
+            virtual_server: req.virtual_server,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! by putting a name into policy text, so a tool called
 //! `x"); permit(principal, action, resource); //` is just an odd id. Ids of
 //! named objects are `<route>/<name>`: route names cannot contain `/`, so
-//! the first `/` splits them unambiguously.
+//! the first `/` splits them unambiguously. A virtual server's id is its
+//! name.
 
 use std::str::FromStr;
 
@@ -24,6 +25,7 @@ pub(crate) struct Types {
     pub(crate) group: EntityTypeName,
     pub(crate) team: EntityTypeName,
     pub(crate) server: EntityTypeName,
+    pub(crate) virtual_server: EntityTypeName,
     pub(crate) tool: EntityTypeName,
     pub(crate) resource: EntityTypeName,
     pub(crate) prompt: EntityTypeName,
@@ -44,6 +46,7 @@ impl Types {
             group: ty("Group")?,
             team: ty("Team")?,
             server: ty("Server")?,
+            virtual_server: ty("VirtualServer")?,
             tool: ty("Tool")?,
             resource: ty("Resource")?,
             prompt: ty("Prompt")?,
@@ -68,6 +71,11 @@ impl Types {
     /// `Tollgate::Server::"<route>"`.
     pub(crate) fn server_uid(&self, route: &str) -> EntityUid {
         Types::uid(&self.server, route)
+    }
+
+    /// `Tollgate::VirtualServer::"<name>"`.
+    pub(crate) fn virtual_server_uid(&self, name: &str) -> EntityUid {
+        Types::uid(&self.virtual_server, name)
     }
 
     pub(crate) fn target_type(&self, kind: TargetKind) -> &EntityTypeName {

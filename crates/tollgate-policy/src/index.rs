@@ -12,9 +12,11 @@
 //! ([`crate::authorize`]); a policy without conditions costs nothing more.
 //!
 //! Scope matching follows Cedar's semantics on the gateway's entities,
-//! whose hierarchy is flat and known (principals under groups and teams,
-//! objects under their server, actions under their groups); tests compare
-//! the engine with Cedar's own authorizer.
+//! whose hierarchy is shallow and known, and handed over transitively
+//! closed: principals under groups and teams; objects under their server
+//! and, through a virtual server, under the virtual server too; a server
+//! under the virtual server a call came through; actions under their
+//! groups. Tests compare the engine with Cedar's own authorizer.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -206,7 +208,8 @@ impl PolicyIndex {
     }
 
     /// The policies whose scopes match `action` on `resource` (with its
-    /// server as `ancestors`) by a principal selecting `principal_bits`.
+    /// server and virtual server, all of its ancestors, as `ancestors`) by
+    /// a principal selecting `principal_bits`.
     pub(crate) fn select(
         &self,
         principal_bits: &Bits,

@@ -3,8 +3,9 @@
 //!
 //! The crate owns the Cedar model of an MCP call (`policies/schema.cedarschema`:
 //! principal = the caller, action = the method family, resource = the tool,
-//! resource or prompt under its server, context = token, route, time,
-//! arguments and annotations), the [`PolicyEngine`] that decides calls and
+//! resource or prompt under its server, itself under the virtual server a
+//! call came through, context = token, route, time, arguments and
+//! annotations), the [`PolicyEngine`] that decides calls and
 //! filters lists, hot reload and the file watcher, and the tooling behind
 //! `tollgate policy validate` ([`validate`]) and `tollgate policy test`
 //! ([`run_tests`]).

@@ -3,7 +3,8 @@
 //! (request path step 12).
 //!
 //! An entry stays when the action that uses it (`call_tool`,
-//! `read_resource`, `get_prompt`) would be allowed. The batch shares the
+//! `read_resource`, `get_prompt`) would be allowed — through the virtual
+//! server answering the list, when one does. The batch shares the
 //! work a decision repeats: the principal, one entity store holding every
 //! entry, one context per combination of tool annotations, and the cached
 //! policy selections; per entry only the Cedar evaluation remains.
@@ -25,7 +26,7 @@ use crate::engine::{Current, PolicyEngine};
 use crate::model::{CallRequest, ListItem, ListRequest, TargetKind};
 use crate::needs::Attr;
 use crate::principal::PrincipalFacts;
-use crate::request::{self, Facts};
+use crate::request::{self, Facts, Within};
 
 impl PolicyEngine {
     /// Decide, for each entry of a list response, whether `principal` may
@@ -67,7 +68,7 @@ impl PolicyEngine {
         items: &[ListItem<'_>],
     ) -> (Vec<bool>, usize) {
         let facts = self.principals.get(&self.types, principal);
-        let mut call = CallRequest::new(list.route, action_method(list.kind));
+        let mut call = CallRequest::new(list.route, action_method(list.kind)).virtual_server(list.virtual_server);
         (call.era, call.client_ip, call.time) = (list.era, list.client_ip, list.time);
         let base = self.facts(&call);
         let batch = Batch {
@@ -134,15 +135,14 @@ impl Batch<'_> {
     /// an entry could not be decided.
     fn decide(&self, items: &[ListItem<'_>], which: &[usize]) -> Vec<Option<Outcome>> {
         let (e, c) = (self.engine, &self.current.compiled);
-        let action = self.list.kind.action();
+        let (action, route) = (self.list.kind.action(), self.list.route);
+        let within = Within::target(&e.types, route, self.list.virtual_server);
         let targets: Vec<_> = which
             .iter()
             .filter_map(|i| items.get(*i))
             .map(|item| {
-                (
-                    item,
-                    request::target_entity(&e.types, self.list.kind, self.list.route, item.name),
-                )
+                let target = request::target_entity(&e.types, self.list.kind, route, item.name, &within);
+                (item, target)
             })
             .collect();
         let Some(store) = self.store(targets.iter().map(|(_, t)| t)) else {
@@ -151,7 +151,6 @@ impl Batch<'_> {
         let bits = (self.facts).bits(self.current.generation, || {
             c.index.principal_bits(&self.facts.uid, &self.facts.ancestors)
         });
-        let server = [e.types.server_uid(self.list.route)];
         let mut contexts: Vec<Option<Context>> = vec![None; 16];
         let mut out = Vec::with_capacity(which.len());
         for (item, (uid, _)) in &targets {
@@ -167,7 +166,7 @@ impl Batch<'_> {
                 slot.clone()
             });
             out.push(context.map(|context| {
-                let selected = c.index.select(&bits.1, action, uid, &server);
+                let selected = c.index.select(&bits.1, action, uid, within.uids());
                 let req = request::request(self.facts, e.types.action(action), uid, context);
                 authorize::evaluate(c, &selected, req, &store).outcome(c, self.principal)
             }));

@@ -1,6 +1,7 @@
 //! What the server tells the policy engine about a call: the action (MCP
 //! method family), the target (tool, resource or prompt) and the facts of
-//! the request that policies may use.
+//! the request that policies may use, including the virtual server a call
+//! came through.
 //!
 //! Built by `tollgate-server` at request path step 8 from headers (modern
 //! era) or the bounded body scan (legacy era) — never from a parsed body —
@@ -187,6 +188,10 @@ pub struct CallRequest<'a> {
     pub annotations: Option<ToolAnnotations>,
     /// When the call happens; `None`: now. Policy tests set it.
     pub time: Option<SystemTime>,
+    /// The virtual server the call came through (`/mcp/<name>`), whose
+    /// `VirtualServer` entity then holds the route's entities; `None` for
+    /// a call on the route itself.
+    pub virtual_server: Option<&'a str>,
 }
 
 impl<'a> CallRequest<'a> {
@@ -202,6 +207,7 @@ impl<'a> CallRequest<'a> {
             args: &[],
             annotations: None,
             time: None,
+            virtual_server: None,
         }
     }
 
@@ -246,6 +252,12 @@ impl<'a> CallRequest<'a> {
         self
     }
 
+    /// Through the virtual server `name` (or on the route itself).
+    pub fn virtual_server(mut self, name: Option<&'a str>) -> CallRequest<'a> {
+        self.virtual_server = name;
+        self
+    }
+
     /// The Cedar action of this call.
     pub fn action(&self) -> Action {
         Action::of(self.family)
@@ -266,6 +278,9 @@ pub struct ListRequest<'a> {
     pub client_ip: Option<IpAddr>,
     /// When; `None`: now.
     pub time: Option<SystemTime>,
+    /// The virtual server answering the list, whose entity holds the
+    /// route's entries; `None` for a list of the route itself.
+    pub virtual_server: Option<&'a str>,
 }
 
 impl<'a> ListRequest<'a> {
@@ -277,6 +292,7 @@ impl<'a> ListRequest<'a> {
             era: Era::Modern,
             client_ip: None,
             time: None,
+            virtual_server: None,
         }
     }
 }

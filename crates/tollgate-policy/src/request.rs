@@ -4,9 +4,11 @@
 //! Request path step 8. Values are built directly (no expression
 //! evaluation), the principal comes prebuilt from the principal cache, the
 //! store is assembled from shared entities without recomputing the
-//! hierarchy (it is flat and closed by construction: principals under
-//! groups and teams, objects under their server, actions under their
-//! groups), and context attributes no policy reads are left out.
+//! hierarchy (it is shallow and closed by construction: principals under
+//! groups and teams, objects under their server and, through a virtual
+//! server, under it too, servers under the virtual server a call came
+//! through, actions under their groups), and context attributes no policy
+//! reads are left out.
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
@@ -79,11 +81,63 @@ pub(crate) struct Facts<'a> {
     pub(crate) now: i64,
     /// Seconds east of UTC.
     pub(crate) utc_offset: i32,
+    /// The virtual server the call came through.
+    pub(crate) virtual_server: Option<&'a str>,
+}
+
+/// The ancestors of a request's resource, transitively closed and held
+/// inline: a named object's `Server`, and the `VirtualServer` the call came
+/// through. The scope index matches `in` against them, and they are the
+/// parents of the resource's entity.
+#[derive(Debug, Clone)]
+pub(crate) enum Within {
+    Nothing,
+    One([EntityUid; 1]),
+    Two([EntityUid; 2]),
+}
+
+impl Within {
+    /// What a named object on `route` is in, reached through
+    /// `virtual_server`.
+    pub(crate) fn target(types: &Types, route: &str, virtual_server: Option<&str>) -> Within {
+        let server = types.server_uid(route);
+        match virtual_server {
+            Some(v) => Within::Two([server, types.virtual_server_uid(v)]),
+            None => Within::One([server]),
+        }
+    }
+
+    /// What a route's `Server` is in, reached through `virtual_server`.
+    pub(crate) fn server(types: &Types, virtual_server: Option<&str>) -> Within {
+        match virtual_server {
+            Some(v) => Within::One([types.virtual_server_uid(v)]),
+            None => Within::Nothing,
+        }
+    }
+
+    /// The ancestors.
+    pub(crate) fn uids(&self) -> &[EntityUid] {
+        match self {
+            Within::Nothing => &[],
+            Within::One(u) => u,
+            Within::Two(u) => u,
+        }
+    }
+
+    fn parents(&self) -> HashSet<EntityUID> {
+        self.uids().iter().cloned().map(Into::into).collect()
+    }
 }
 
 /// A named object on a route as an entity: `Tool`, `Resource` or `Prompt`,
-/// child of its `Server`.
-pub(crate) fn target_entity(types: &Types, kind: TargetKind, route: &str, name: &str) -> (EntityUid, Arc<Entity>) {
+/// child of the server and virtual server of `within`.
+pub(crate) fn target_entity(
+    types: &Types,
+    kind: TargetKind,
+    route: &str,
+    name: &str,
+    within: &Within,
+) -> (EntityUid, Arc<Entity>) {
     let uid = types.target_uid(kind, route, name);
     let string = |s: &str| PartialValue::from(Value::from(s));
     let attrs: Vec<(SmolStr, PartialValue)> = match kind {
@@ -94,16 +148,16 @@ pub(crate) fn target_entity(types: &Types, kind: TargetKind, route: &str, name: 
         ],
         TargetKind::Tool | TargetKind::Prompt => vec![("name".into(), string(name)), ("server".into(), string(route))],
     };
-    let parents = HashSet::from([types.server_uid(route).into()]);
-    let entity = Entity::new_with_attr_partial_value(uid.clone().into(), attrs, HashSet::new(), parents, []);
+    let entity = Entity::new_with_attr_partial_value(uid.clone().into(), attrs, HashSet::new(), within.parents(), []);
     (uid, Arc::new(entity))
 }
 
-/// A route as an entity: `Tollgate::Server::"<route>"`.
-pub(crate) fn server_entity(types: &Types, route: &str) -> (EntityUid, Arc<Entity>) {
+/// A route as an entity: `Tollgate::Server::"<route>"`, child of the
+/// virtual server of `within`.
+pub(crate) fn server_entity(types: &Types, route: &str, within: &Within) -> (EntityUid, Arc<Entity>) {
     let uid = types.server_uid(route);
     let attrs = [(SmolStr::new_static("name"), PartialValue::from(Value::from(route)))];
-    let entity = Entity::new_with_attr_partial_value(uid.clone().into(), attrs, HashSet::new(), HashSet::new(), []);
+    let entity = Entity::new_with_attr_partial_value(uid.clone().into(), attrs, HashSet::new(), within.parents(), []);
     (uid, Arc::new(entity))
 }
 

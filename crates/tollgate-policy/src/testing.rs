@@ -1,11 +1,12 @@
 //! `tollgate policy test`: run the table of cases under `DIR/tests/*.toml`
 //! against the policies of `DIR` and report `N passed, N failed`.
 //!
-//! Each case names a caller (token claims), a call (server, method, name,
-//! arguments, annotations, time, address, era) and the expected decision,
-//! optionally with the determining policy ids and missing scopes; a list
-//! case names the entries of a list response and those the caller must
-//! see. Cases run through the same engine the gateway uses.
+//! Each case names a caller (token claims), a call (server, virtual server,
+//! method, name, arguments, annotations, time, address, era) and the
+//! expected decision, optionally with the determining policy ids and
+//! missing scopes; a list case names the entries of a list response and
+//! those the caller must see. Cases run through the same engine the
+//! gateway uses.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -186,7 +187,8 @@ fn check(engine: &PolicyEngine, case: &Case) -> Result<(), String> {
     call = call
         .era(case.era())
         .client_ip(case.client_ip)
-        .annotations(case.annotations());
+        .annotations(case.annotations())
+        .virtual_server(case.virtual_server.as_deref());
     call.time = time;
     let d = engine.decide(&principal, &call);
     let got = match &d.reason {
@@ -235,6 +237,7 @@ fn check_list(
     list.era = case.era();
     list.client_ip = case.client_ip;
     list.time = time;
+    list.virtual_server = case.virtual_server.as_deref();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let seen = engine.filter_names(principal, &list, &names);
     let expected = case.visible.as_ref().ok_or("a list case needs `visible`")?;

@@ -50,6 +50,12 @@ fn a_cached_decision_is_found_without_allocating() {
     assert_eq!(cached.count_total, 0, "{cached:?}");
     let hit = hit.unwrap();
     assert!(!hit.allowed && hit.determining_policy_ids.is_empty());
+    // Through a virtual server: a decision of its own, found the same way.
+    let through = req.virtual_server(Some("engineering"));
+    let first = measure(|| assert!(!e.decide(&alice, &through).allowed));
+    assert!(first.count_total > 0, "not the route's decision: {first:?}");
+    let cached = measure(|| assert!(!e.decide(&alice, &through).allowed));
+    assert_eq!(cached.count_total, 0, "{cached:?}");
 }
 
 #[test]

@@ -212,6 +212,67 @@ fn lists_show_only_what_the_caller_may_use() {
     assert!(other.is_empty());
 }
 
+/// Through `eng` the demo's entities are also in `VirtualServer::"eng"`;
+/// on the demo's own route, and through another virtual server, they are
+/// not.
+const THROUGH_ENG: &str = r#"
+@id("demo-tools")
+permit (principal, action == Tollgate::Action::"call_tool", resource in Tollgate::Server::"demo");
+
+@id("no-add-through-eng")
+forbid (principal, action == Tollgate::Action::"call_tool", resource in Tollgate::VirtualServer::"eng")
+when { resource.name == "add" };
+
+@id("eng-everything-else")
+permit (principal, action, resource in Tollgate::VirtualServer::"eng")
+unless { action == Tollgate::Action::"call_tool" };
+"#;
+
+#[test]
+fn a_virtual_server_holds_the_entities_of_calls_through_it() {
+    let (_d, e) = engine(&[("eng.cedar", THROUGH_ENG)]);
+    let alice = user("alice", &[], None, &[]);
+    let add = call("add");
+    // Decided (and cached) on the route first: a call through `eng` must
+    // not find that decision.
+    assert!(e.decide(&alice, &add).allowed);
+    let d = e.decide(&alice, &add.virtual_server(Some("eng")));
+    assert_eq!(
+        (d.allowed, &*d.determining_policy_ids),
+        (false, &["no-add-through-eng".into()][..])
+    );
+    assert!(e.decide(&alice, &add).allowed);
+    assert!(e.decide(&alice, &add.virtual_server(Some("ops"))).allowed);
+    assert!(e.decide(&alice, &call("echo").virtual_server(Some("eng"))).allowed);
+    // Every other action: the objects and the server itself are in `eng`.
+    for (method, name) in [
+        ("resources/read", Some("demo://readme")),
+        ("prompts/get", Some("greeting")),
+        ("tools/list", None),
+        ("ping", None),
+    ] {
+        let req = CallRequest::new("demo", method).name(name);
+        assert!(!e.decide(&alice, &req).allowed, "{method} on the route");
+        let d = e.decide(&alice, &req.virtual_server(Some("eng")));
+        assert!(d.allowed, "{method} through eng: {d:?}");
+        assert_eq!(d.determining_policy_ids, ["eng-everything-else".into()]);
+        assert!(
+            !e.decide(&alice, &req.virtual_server(Some("ops"))).allowed,
+            "{method} through ops"
+        );
+    }
+    // Lists agree with calls, from the decision cache the second time.
+    let items = [ListItem::from("add"), ListItem::from("echo")];
+    let mut list = ListRequest::new("demo", TargetKind::Tool);
+    assert_eq!(e.filter(&alice, &list, &items).allowed, [true, true]);
+    list.virtual_server = Some("eng");
+    for _ in 0..2 {
+        assert_eq!(e.filter(&alice, &list, &items).allowed, [false, true]);
+    }
+    list.virtual_server = None;
+    assert_eq!(e.filter(&alice, &list, &items).allowed, [true, true]);
+}
+
 #[test]
 fn hostile_names_are_only_names() {
     let (_d, e) = engine(&[(

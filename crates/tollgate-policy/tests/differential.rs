@@ -1,7 +1,8 @@
 //! The engine decides exactly as Cedar's own authorizer does on the whole
 //! policy set: same decision, same determining policies. Generated policy
-//! sets (scopes and conditions) and requests; the reference builds its
-//! entities and context through Cedar's public API, with the schema.
+//! sets (scopes and conditions) and requests, on a route and through a
+//! virtual server; the reference builds its entities and context through
+//! Cedar's public API, with the schema, and lets Cedar close the hierarchy.
 
 #![allow(clippy::unwrap_used, reason = "tests")]
 
@@ -26,7 +27,7 @@ const PRINCIPALS: [&str; 5] = [
     r#"principal == Tollgate::User::"u1""#,
     "principal is Tollgate::User",
 ];
-const SCOPES: [(&str, &str); 6] = [
+const SCOPES: [(&str, &str); 10] = [
     ("action", "resource"),
     (
         r#"action == Tollgate::Action::"call_tool""#,
@@ -45,8 +46,21 @@ const SCOPES: [(&str, &str); 6] = [
         r#"action == Tollgate::Action::"read_resource""#,
         r#"resource is Tollgate::Resource in Tollgate::Server::"s1""#,
     ),
+    ("action", r#"resource in Tollgate::VirtualServer::"v1""#),
+    (
+        r#"action == Tollgate::Action::"call_tool""#,
+        r#"resource in Tollgate::VirtualServer::"v1""#,
+    ),
+    (
+        r#"action in Tollgate::Action::"discover""#,
+        r#"resource in Tollgate::VirtualServer::"v2""#,
+    ),
+    (
+        r#"action == Tollgate::Action::"get_prompt""#,
+        r#"resource is Tollgate::Prompt in Tollgate::VirtualServer::"v1""#,
+    ),
 ];
-const CONDITIONS: [&str; 7] = [
+const CONDITIONS: [&str; 8] = [
     "",
     "when { context.hour >= 12 }",
     r#"unless { context.scopes.contains("mcp:admin") }"#,
@@ -54,6 +68,7 @@ const CONDITIONS: [&str; 7] = [
     r#"when { context.args.hasTag("repo") && context.args.getTag("repo") like "prod-*" }"#,
     "when { context.annotations.read_only }",
     r#"when { resource in Tollgate::Server::"s1" && context.route == "s1" }"#,
+    r#"unless { resource in Tollgate::VirtualServer::"v1" }"#,
 ];
 
 fn policy_text(i: usize, (forbid, p, s, c): (bool, usize, usize, usize)) -> String {
@@ -74,6 +89,8 @@ struct Call {
     method: &'static str,
     route: &'static str,
     name: &'static str,
+    /// The virtual server the call comes through.
+    via: Option<&'static str>,
     hour: u64,
     repo: Option<&'static str>,
     read_only: bool,
@@ -98,6 +115,7 @@ fn call() -> impl Strategy<Value = Call> {
         (
             prop::sample::select(vec!["s1", "s2"]),
             prop::sample::select(vec!["x", "y"]),
+            prop::sample::select(vec![None, Some("v1"), Some("v2")]),
         ),
         (
             0_u64..24,
@@ -106,7 +124,7 @@ fn call() -> impl Strategy<Value = Call> {
         ),
     )
         .prop_map(
-            |((subject, group, team, admin), method, (route, name), (hour, repo, read_only))| Call {
+            |((subject, group, team, admin), method, (route, name, via), (hour, repo, read_only))| Call {
                 subject,
                 group,
                 team,
@@ -114,6 +132,7 @@ fn call() -> impl Strategy<Value = Call> {
                 method,
                 route,
                 name,
+                via,
                 hour,
                 repo,
                 read_only,
@@ -130,7 +149,9 @@ fn s(v: &str) -> X {
     X::new_string(v.to_owned())
 }
 
-/// The reference's entities (checked against the schema) and resource.
+/// The reference's entities (checked against the schema, the hierarchy
+/// closed by Cedar: the resource under its server, the server under the
+/// virtual server) and resource.
 fn reference_entities(schema: &Schema, c: &Call) -> (Entities, EntityUid) {
     let mut attrs = HashMap::from([
         ("subject".to_owned(), s(c.subject)),
@@ -146,26 +167,23 @@ fn reference_entities(schema: &Schema, c: &Call) -> (Entities, EntityUid) {
     }
     let principal = Entity::new(uid("User", c.subject), attrs, parents).unwrap();
     let server = uid("Server", c.route);
+    let via = c.via.map(|v| uid("VirtualServer", v)).into_iter().collect();
+    let name = HashMap::from([("name".to_owned(), s(c.route))]);
+    let server_entity = Entity::new(server.clone(), name, via).unwrap();
+    let tags = c.repo.map(|r| ("repo".to_owned(), s(r)));
+    let args = Entity::new_with_tags(uid("Arguments", ""), [], [], tags).unwrap();
+    let mut entities = vec![principal, server_entity, args];
     let (ty, mut attrs) = match c.method {
         "tools/call" => ("Tool", vec![("name", c.name)]),
         "prompts/get" => ("Prompt", vec![("name", c.name)]),
         "resources/read" => ("Resource", vec![("uri", c.name), ("scheme", "")]),
-        _ => ("Server", vec![("name", c.route)]),
+        _ => return (Entities::from_entities(entities, Some(schema)).unwrap(), server),
     };
-    let (resource, parents) = if ty == "Server" {
-        (server, HashSet::new())
-    } else {
-        attrs.push(("server", c.route));
-        (uid(ty, &format!("{}/{}", c.route, c.name)), HashSet::from([server]))
-    };
+    attrs.push(("server", c.route));
+    let resource = uid(ty, &format!("{}/{}", c.route, c.name));
     let attrs = attrs.into_iter().map(|(k, v)| (k.to_owned(), s(v))).collect();
-    let entity = Entity::new(resource.clone(), attrs, parents).unwrap();
-    let tags = c.repo.map(|r| ("repo".to_owned(), s(r)));
-    let args = Entity::new_with_tags(uid("Arguments", ""), [], [], tags).unwrap();
-    (
-        Entities::from_entities([principal, entity, args], Some(schema)).unwrap(),
-        resource,
-    )
+    entities.push(Entity::new(resource.clone(), attrs, HashSet::from([server])).unwrap());
+    (Entities::from_entities(entities, Some(schema)).unwrap(), resource)
 }
 
 fn reference_context(c: &Call) -> Context {
@@ -252,7 +270,7 @@ proptest! {
             let p = std::sync::Arc::new(p);
             let args = c.repo.map(|r| [("repo", r)]);
             let annotations = ToolAnnotations::from_hints(Some(c.read_only), None, None, None);
-            let mut req = CallRequest::new(c.route, c.method).name(Some(c.name)).annotations(Some(annotations));
+            let mut req = CallRequest::new(c.route, c.method).name(Some(c.name)).annotations(Some(annotations)).virtual_server(c.via);
             req = req.client_ip(Some("10.0.0.1".parse().unwrap())).at(UNIX_EPOCH + Duration::from_secs(1_796_169_600 + c.hour * 3600));
             if let Some(a) = &args {
                 req = req.args(a);

@@ -104,6 +104,35 @@ fn a_schema_out_of_step_with_the_gateway_is_refused() {
 }
 
 #[test]
+fn virtual_server_entities_are_checked_when_the_schema_declares_them() {
+    let schema = std::fs::read_to_string(repo_policies().join("schema.cedarschema")).unwrap();
+    let dir = policy_dir(&[]);
+    let write = |text: &str| std::fs::write(dir.path().join("schema.cedarschema"), text).unwrap();
+    // Declared, but a server cannot be in it: refused.
+    let unrelated = schema.replace("entity Server in [VirtualServer] {", "entity Server {");
+    assert_ne!(unrelated, schema);
+    write(&unrelated);
+    let e = validate(dir.path()).unwrap_err();
+    let text: Vec<String> = e.iter().map(ToString::to_string).collect();
+    assert!(text.iter().any(|t| t.contains("VirtualServer")), "{text:#?}");
+    // A schema from before virtual-server entities still loads; its
+    // policies cannot name one.
+    let before = unrelated.replace("  entity VirtualServer;\n", "");
+    assert_ne!(before, unrelated);
+    write(&before);
+    validate(dir.path()).unwrap();
+    std::fs::write(
+        dir.path().join("v.cedar"),
+        "@id(\"v\")\npermit (principal, action, resource in Tollgate::VirtualServer::\"eng\");\n",
+    )
+    .unwrap();
+    let e = validate(dir.path()).unwrap_err();
+    assert!(e[0].to_string().contains("VirtualServer"), "{e:?}");
+    write(&schema);
+    validate(dir.path()).unwrap();
+}
+
+#[test]
 fn a_missing_directory_or_schema_is_reported() {
     let e = validate(std::path::Path::new("/nonexistent/policies")).unwrap_err();
     assert!(e[0].to_string().contains("/nonexistent/policies"), "{}", e[0]);

@@ -39,6 +39,9 @@ pub(crate) struct Lookup<'a> {
     values: Values,
     route: &'a str,
     name: Option<&'a str>,
+    /// The virtual server the call came through: a call through one never
+    /// shares a decision with the same call on the route itself.
+    virtual_server: Option<&'a str>,
     /// `None` when no policy reads `context.method`.
     method: Option<&'a str>,
     /// `None` when no policy reads `context.args`.
@@ -52,6 +55,7 @@ pub(crate) struct Key {
     values: Values,
     route: Box<str>,
     name: Option<Box<str>>,
+    virtual_server: Option<Box<str>>,
     method: Option<Box<str>>,
     args: Option<OwnedArgs>,
 }
@@ -98,6 +102,7 @@ impl<'a> Lookup<'a> {
             values,
             route: facts.route,
             name,
+            virtual_server: facts.virtual_server,
             method: read(Attr::Method).then_some(facts.method),
             args: read(Attr::Args).then_some(args),
         })
@@ -109,6 +114,7 @@ impl<'a> Lookup<'a> {
             values: self.values,
             route: self.route.into(),
             name: self.name.map(Into::into),
+            virtual_server: self.virtual_server.map(Into::into),
             method: self.method.map(Into::into),
             args: self.args.map(|args| {
                 args.iter()
@@ -121,14 +127,19 @@ impl<'a> Lookup<'a> {
 
 impl Hash for Lookup<'_> {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let texts = [Some(self.route), self.name, self.method];
+        let texts = [Some(self.route), self.name, self.virtual_server, self.method];
         hash_inputs(h, &self.values, texts, self.args.map(|a| a.iter().copied()));
     }
 }
 
 impl Hash for Key {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let texts = [Some(&*self.route), self.name.as_deref(), self.method.as_deref()];
+        let texts = [
+            Some(&*self.route),
+            self.name.as_deref(),
+            self.virtual_server.as_deref(),
+            self.method.as_deref(),
+        ];
         let args = self.args.as_deref().map(|a| a.iter().map(|(k, v)| (&**k, &**v)));
         hash_inputs(h, &self.values, texts, args);
     }
@@ -138,7 +149,7 @@ impl Hash for Key {
 fn hash_inputs<'s, H: Hasher>(
     h: &mut H,
     values: &Values,
-    texts: [Option<&str>; 3],
+    texts: [Option<&str>; 4],
     args: Option<impl ExactSizeIterator<Item = (&'s str, &'s str)>>,
 ) {
     values.hash(h);
@@ -167,6 +178,7 @@ impl Equivalent<Key> for Lookup<'_> {
         self.values == key.values
             && self.route == &*key.route
             && self.name == key.name.as_deref()
+            && self.virtual_server == key.virtual_server.as_deref()
             && self.method == key.method.as_deref()
             && match (self.args, key.args.as_deref()) {
                 (None, None) => true,

@@ -68,7 +68,7 @@ const ACTIONS: [&str; 7] = [
     r#"action == Tollgate::Action::"other_method""#,
     r#"action in [Tollgate::Action::"get_prompt", Tollgate::Action::"list_tools"]"#,
 ];
-const RESOURCES: [&str; 8] = [
+const RESOURCES: [&str; 12] = [
     "resource",
     r#"resource in Tollgate::Server::"s1""#,
     r#"resource in Tollgate::Server::"s2""#,
@@ -77,6 +77,10 @@ const RESOURCES: [&str; 8] = [
     r#"resource is Tollgate::Resource in Tollgate::Server::"s1""#,
     r#"resource == Tollgate::Server::"s1""#,
     r#"resource in Tollgate::Prompt::"s2/y""#,
+    r#"resource in Tollgate::VirtualServer::"v1""#,
+    r#"resource in Tollgate::VirtualServer::"v2""#,
+    r#"resource is Tollgate::Tool in Tollgate::VirtualServer::"v1""#,
+    r#"resource is Tollgate::Server in Tollgate::VirtualServer::"v1""#,
 ];
 
 /// Every combination of the scopes above, as permits without conditions:
@@ -113,6 +117,8 @@ struct Req {
     action: Action,
     route: &'static str,
     name: &'static str,
+    /// The virtual server the call comes through.
+    via: Option<&'static str>,
 }
 
 fn req() -> impl Strategy<Value = Req> {
@@ -124,8 +130,9 @@ fn req() -> impl Strategy<Value = Req> {
         prop::sample::select(Action::ALL.to_vec()),
         prop::sample::select(vec!["s1", "s2", "s3"]),
         prop::sample::select(vec!["x", "y"]),
+        prop::sample::select(vec![None, Some("v1"), Some("v2")]),
     )
-        .prop_map(|(service, subject, groups, team, action, route, name)| Req {
+        .prop_map(|(service, subject, groups, team, action, route, name, via)| Req {
             service,
             subject,
             groups,
@@ -133,7 +140,68 @@ fn req() -> impl Strategy<Value = Req> {
             action,
             route,
             name,
+            via,
         })
+}
+
+/// The policies the index selects for `r`, after checking that they are
+/// exactly those Cedar's authorizer finds matching.
+fn selected_like_cedar(r: &Req) -> HashSet<usize> {
+    let types = Types::new().unwrap();
+    let all = policies();
+    let with_bodies = all.iter().cloned().map(|p| (p, None)).collect();
+    let index = PolicyIndex::new(with_bodies, |a| types.action(a).clone(), action_groups);
+    let principal = Principal {
+        issuer: "i".into(),
+        subject: r.subject.into(),
+        client_id: None,
+        token_id: None,
+        audience: vec![],
+        groups: r.groups.iter().map(|g| (*g).to_owned()).collect(),
+        team: r.team.map(str::to_owned),
+        cost_center: None,
+        scopes: vec![],
+        expires_at: 0,
+        kind: if r.service {
+            PrincipalKind::Service
+        } else {
+            PrincipalKind::User
+        },
+    };
+    let facts = PrincipalFacts::new(&types, &principal);
+    let within = match r.action.target() {
+        Some(_) => request::Within::target(&types, r.route, r.via),
+        None => request::Within::server(&types, r.via),
+    };
+    let (resource, entity) = match r.action.target() {
+        Some(kind) => request::target_entity(&types, kind, r.route, r.name, &within),
+        None => request::server_entity(&types, r.route, &within),
+    };
+    let parents: HashSet<_> = action_groups(r.action).into_iter().map(Into::into).collect();
+    let action_entity = Arc::new(Entity::new_with_attr_partial_value(
+        types.action(r.action).clone().into(),
+        [],
+        HashSet::new(),
+        parents,
+        [],
+    ));
+    let action = (types.action(r.action), &action_entity);
+    let (request, entities) = request::assemble(&facts, action, (&resource, &entity), None, Context::empty()).unwrap();
+    let request = cedar_policy::Request::ref_cast(&request);
+    let entities = cedar_policy::Entities::ref_cast(&entities);
+    let bits = index.principal_bits(&facts.uid, &facts.ancestors);
+    let selected: HashSet<usize> = PolicyIndex::ones(&index.select(&bits, r.action, &resource, within.uids()))
+        .into_iter()
+        .collect();
+    let authorizer = Authorizer::new();
+    for (i, p) in all.iter().enumerate() {
+        let alone = PolicySet::from_policies([p.clone()]).unwrap();
+        let matches = authorizer.is_authorized(request, &alone, entities).decision() == Decision::Allow;
+        assert_eq!(matches, selected.contains(&i), "policy {p} for {r:?}");
+    }
+    // The index narrows: most of the 672 combinations do not apply.
+    assert!(selected.len() < all.len() / 2);
+    selected
 }
 
 proptest! {
@@ -141,43 +209,36 @@ proptest! {
 
     #[test]
     fn the_index_selects_every_policy_whose_scope_matches(r in req()) {
-        let types = Types::new().unwrap();
-        let all = policies();
-        let with_bodies = all.iter().cloned().map(|p| (p, None)).collect();
-        let index = PolicyIndex::new(with_bodies, |a| types.action(a).clone(), action_groups);
-        let principal = Principal {
-            issuer: "i".into(), subject: r.subject.into(), client_id: None, token_id: None,
-            audience: vec![], groups: r.groups.iter().map(|g| (*g).to_owned()).collect(),
-            team: r.team.map(str::to_owned), cost_center: None, scopes: vec![], expires_at: 0,
-            kind: if r.service { PrincipalKind::Service } else { PrincipalKind::User },
-        };
-        let facts = PrincipalFacts::new(&types, &principal);
-        let server = types.server_uid(r.route);
-        let (resource, entity, ancestors) = match r.action.target() {
-            Some(kind) => {
-                let (u, e) = request::target_entity(&types, kind, r.route, r.name);
-                (u, e, vec![server])
-            }
-            None => {
-                let (u, e) = request::server_entity(&types, r.route);
-                (u, e, vec![])
-            }
-        };
-        let parents: HashSet<_> = action_groups(r.action).into_iter().map(Into::into).collect();
-        let action_entity = Arc::new(Entity::new_with_attr_partial_value(
-            types.action(r.action).clone().into(), [], HashSet::new(), parents, []));
-        let (request, entities) = request::assemble(&facts, (types.action(r.action), &action_entity), (&resource, &entity), None, Context::empty()).unwrap();
-        let request = cedar_policy::Request::ref_cast(&request);
-        let entities = cedar_policy::Entities::ref_cast(&entities);
-        let bits = index.principal_bits(&facts.uid, &facts.ancestors);
-        let selected: HashSet<usize> = PolicyIndex::ones(&index.select(&bits, r.action, &resource, &ancestors)).into_iter().collect();
-        let authorizer = Authorizer::new();
-        for (i, p) in all.iter().enumerate() {
-            let alone = PolicySet::from_policies([p.clone()]).unwrap();
-            let matches = authorizer.is_authorized(request, &alone, entities).decision() == Decision::Allow;
-            prop_assert_eq!(matches, selected.contains(&i), "policy {} for {:?}", p, r);
+        selected_like_cedar(&r);
+    }
+}
+
+/// Every action, on a route and through a virtual server: `resource in
+/// VirtualServer::"v1"` matches exactly the calls and lists made through
+/// `v1`, whatever the action.
+#[test]
+fn virtual_server_scopes_match_only_through_the_virtual_server() {
+    let any_principal_and_action = |resource: &str| {
+        let text = format!("permit (principal, action, {resource});");
+        policies().iter().position(|p| p.to_string().contains(&text)).unwrap()
+    };
+    let in_v1 = any_principal_and_action(r#"resource in Tollgate::VirtualServer::"v1""#);
+    let in_s1 = any_principal_and_action(r#"resource in Tollgate::Server::"s1""#);
+    for action in Action::ALL {
+        for via in [None, Some("v1"), Some("v2")] {
+            let r = Req {
+                service: false,
+                subject: "u1",
+                groups: vec!["g1"],
+                team: None,
+                action,
+                route: "s1",
+                name: "x",
+                via,
+            };
+            let selected = selected_like_cedar(&r);
+            assert_eq!(selected.contains(&in_v1), via == Some("v1"), "{r:?}");
+            assert!(selected.contains(&in_s1), "{r:?}");
         }
-        // The index narrows: most of the 448 combinations do not apply.
-        prop_assert!(selected.len() < all.len() / 2);
     }
 }

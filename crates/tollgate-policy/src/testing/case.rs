@@ -37,6 +37,8 @@ pub(crate) struct Case {
     #[serde(default)]
     pub(crate) principal: Claims,
     pub(crate) server: String,
+    /// The virtual server the call comes through; unset: the route itself.
+    pub(crate) virtual_server: Option<String>,
     pub(crate) method: Option<String>,
     pub(crate) tool: Option<String>,
     pub(crate) resource: Option<String>,

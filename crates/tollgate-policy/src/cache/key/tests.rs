@@ -17,6 +17,7 @@ fn facts<'a>(route: &'a str, method: &'a str) -> Facts<'a> {
         annotations: None,
         now: 0,
         utc_offset: 0,
+        virtual_server: None,
     }
 }
 
@@ -82,6 +83,26 @@ fn keys_hold_every_input_the_policies_read() {
     assert!(!same(&b, &key(some, "r", Some("/n"), &[], LOCAL).unwrap()));
     let c = key(some, "r", None, &[], LOCAL).unwrap();
     assert!(!same(&c, &key(some, "r", Some(""), &[], LOCAL).unwrap()));
+    // A call through a virtual server never shares a decision with the
+    // same call on the route, nor with one through another virtual server.
+    let through = |f: &Facts<'static>| Lookup::new(some, ASKER, Action::CallTool, Some("n"), f, LOCAL, &[]).unwrap();
+    let direct = facts("r", "tools/call");
+    let eng = Facts {
+        virtual_server: Some("eng"),
+        ..direct
+    };
+    assert!(!same(&through(&direct), &through(&eng)));
+    assert!(same(&through(&eng), &through(&eng)));
+    let ops = Facts {
+        virtual_server: Some("ops"),
+        ..direct
+    };
+    assert!(!same(&through(&eng), &through(&ops)));
+    let empty = Facts {
+        virtual_server: Some(""),
+        ..direct
+    };
+    assert!(!same(&through(&direct), &through(&empty)));
 }
 
 #[test]
@@ -140,17 +161,19 @@ proptest! {
         names in (prop::option::of(text()), prop::option::of(text())),
         args in (prop::collection::vec((text(), text()), 0..2), prop::collection::vec((text(), text()), 0..2)),
         minutes in (0i64..2, 0i64..2),
+        vias in (prop::option::of(text()), prop::option::of(text())),
     ) {
         let needs = reading(&["minute", "args"]);
         let (a_args, b_args) = (pairs(&args.0), pairs(&args.1));
-        let f = facts("r", "m");
+        let fa = Facts { virtual_server: vias.0.as_deref(), ..facts("r", "m") };
+        let fb = Facts { virtual_server: vias.1.as_deref(), ..facts("r", "m") };
         let local = |minute| Local { minute, ..LOCAL };
-        let a = Lookup::new(needs, ASKER, Action::CallTool, names.0.as_deref(), &f, local(minutes.0), &a_args).unwrap();
-        let b = Lookup::new(needs, ASKER, Action::CallTool, names.1.as_deref(), &f, local(minutes.1), &b_args).unwrap();
+        let a = Lookup::new(needs, ASKER, Action::CallTool, names.0.as_deref(), &fa, local(minutes.0), &a_args).unwrap();
+        let b = Lookup::new(needs, ASKER, Action::CallTool, names.1.as_deref(), &fb, local(minutes.1), &b_args).unwrap();
         let lower = |v: &[(&str, &str)]| -> Vec<(String, String)> {
             v.iter().map(|(k, v)| (k.to_ascii_lowercase(), (*v).to_owned())).collect()
         };
-        let equal = names.0 == names.1 && minutes.0 == minutes.1 && lower(&a_args) == lower(&b_args);
+        let equal = names.0 == names.1 && minutes.0 == minutes.1 && lower(&a_args) == lower(&b_args) && vias.0 == vias.1;
         prop_assert_eq!(same(&a, &b), equal);
         prop_assert!(same(&a, &a));
     }
