@@ -10,6 +10,9 @@
 //!   session; one member stopped mid-run.
 //! - `relay`: sampling and elicitation requests of a member answered by
 //!   the TypeScript SDK client; the merged GET stream.
+//! - `policy`: a policy on the virtual server's entity denies a call and
+//!   hides it from lists and `find_tools` through the virtual server, not
+//!   on the member's own route.
 //! - `search`: `find_tools` finds a tool, which is then called.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
@@ -18,6 +21,8 @@
 mod legacy;
 #[path = "virtual/modern.rs"]
 mod modern;
+#[path = "virtual/policy.rs"]
+mod policy;
 #[path = "virtual/relay.rs"]
 mod relay;
 #[path = "virtual/search.rs"]

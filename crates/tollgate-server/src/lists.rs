@@ -87,6 +87,7 @@ pub(crate) async fn filter(
         request: ListRequest {
             era: identified.call.era,
             client_ip: facts.arrival.client_ip,
+            virtual_server: facts.arrival.via.as_deref().map(|v| &*v.virtual_server),
             ..ListRequest::new(&route.name, list.1)
         },
         kind: list.0,

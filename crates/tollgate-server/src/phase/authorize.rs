@@ -6,7 +6,9 @@
 //! what the catalog gate established from the approved definition: the
 //! tool's annotations and the `Mcp-Param-*` values it checked (2026-07-28
 //! only); and the client address and the era. A GET
-//! stream or session DELETE is decided as the method `GET` / `DELETE`.
+//! stream or session DELETE is decided as the method `GET` / `DELETE`. A
+//! call a virtual server routed here is decided through that virtual
+//! server: the route's entities are then also in its `VirtualServer`.
 //!
 //! A denial answers like an unknown name (`policy_denied`, in-band
 //! `-32602`) unless it is for a missing scope (403 `insufficient_scope`
@@ -42,6 +44,7 @@ pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
         return Decided::default();
     };
     let principal = facts.principal.as_ref().unwrap_or(&route.shared.anonymous);
+    let via = facts.arrival.via.as_deref().map(|v| &*v.virtual_server);
     let call = &identified.call;
     if call.messages.is_empty() {
         return session(route, engine, principal, facts, identified.family);
@@ -64,7 +67,8 @@ pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
                     .era(call.era)
                     .client_ip(facts.arrival.client_ip)
                     .args(&args)
-                    .annotations(gated.and_then(|g| g.annotations));
+                    .annotations(gated.and_then(|g| g.annotations))
+                    .virtual_server(via);
                 decide(engine, principal, &req)
             })
         })
@@ -88,7 +92,8 @@ fn session(
     };
     let req = CallRequest::new(&route.name, method)
         .era(Era::Legacy)
-        .client_ip(facts.arrival.client_ip);
+        .client_ip(facts.arrival.client_ip)
+        .virtual_server(facts.arrival.via.as_deref().map(|v| &*v.virtual_server));
     let decision = decide(engine, principal, &req);
     let refusal =
         (!decision.proceeds()).then(|| Rejection::new(ErrorKind::PolicyDenied, "Method not allowed by policy"));

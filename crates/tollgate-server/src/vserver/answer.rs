@@ -1,6 +1,7 @@
 //! The answers a virtual server gives itself: `server/discover`, the four
 //! lists and `find_tools`, all from the exposed catalog and filtered per
-//! caller by the members' policies, never by calling an upstream.
+//! caller by the members' policies (with the members' entities in the
+//! virtual server's, as for a routed call), never by calling an upstream.
 //!
 //! Lists are paginated with opaque cursors (100 entries a page). A page is
 //! written by joining the entries' pre-serialized definitions; only the
@@ -162,7 +163,8 @@ fn decode_cursor(cursor: &str, kind: Kind) -> Option<usize> {
 }
 
 /// The entries of `kind` the caller may use, in name order: each member's
-/// policies judge that member's entries.
+/// policies judge that member's entries, as reached through `v` (in its
+/// `VirtualServer` entity), the way a call through `v` is judged.
 pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Incoming, kind: Kind) -> Vec<&'e Entry> {
     let all: Vec<&Entry> = exposed.of_kind(kind).collect();
     let Some(engine) = v.shared.policy.as_deref() else {
@@ -194,6 +196,7 @@ pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Inc
                 .extensions
                 .get::<crate::serve::ClientAddr>()
                 .map(|a| a.0.ip()),
+            virtual_server: Some(&v.name),
             ..ListRequest::new(&member.route.name, target)
         };
         let decision = engine.filter(principal, &request, &items);
