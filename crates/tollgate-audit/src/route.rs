@@ -42,11 +42,31 @@ impl RouteAudit {
             approved_by: server.audit.approved_by.as_deref().map(Arc::from),
             credential: CredentialKind::of(&server.credential),
             capture: CapturePolicy::from_config(&server.audit, audit),
-            bytes_per_token: if audit.bytes_per_token.is_finite() && audit.bytes_per_token > 0.0 {
-                audit.bytes_per_token
-            } else {
-                DEFAULT_BYTES_PER_TOKEN
-            },
+            bytes_per_token: Self::ratio(audit),
+        }
+    }
+
+    /// Settings for the answers a virtual server gives itself (its lists,
+    /// `initialize`, `find_tools`): nothing is forwarded, so there is no
+    /// upstream, credential or capture; `upstream` names the virtual
+    /// server's URL path.
+    pub fn for_virtual_server(name: &str, audit: &tollgate_config::Audit) -> RouteAudit {
+        RouteAudit {
+            route: Arc::from(name),
+            upstream: Arc::from(format!("virtual:/mcp/{name}")),
+            server_version: None,
+            approved_by: None,
+            credential: CredentialKind::None,
+            capture: CapturePolicy::from_config(&tollgate_config::ServerAudit::default(), audit),
+            bytes_per_token: Self::ratio(audit),
+        }
+    }
+
+    fn ratio(audit: &tollgate_config::Audit) -> f64 {
+        if audit.bytes_per_token.is_finite() && audit.bytes_per_token > 0.0 {
+            audit.bytes_per_token
+        } else {
+            DEFAULT_BYTES_PER_TOKEN
         }
     }
 

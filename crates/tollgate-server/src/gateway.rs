@@ -345,7 +345,20 @@ fn virtual_routes(
         } else {
             None
         };
-        let route = VirtualRoute::new(v, members, resource, cx.shared.clone(), config.limits.max_body_bytes);
+        let audit = AuditObserver::new(
+            cx.audit.clone(),
+            RouteAudit::for_virtual_server(v.name.as_str(), &config.audit),
+        );
+        let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(audit)];
+        observers.extend(cx.observers.iter().cloned());
+        let route = VirtualRoute::new(
+            v,
+            members,
+            resource,
+            cx.shared.clone(),
+            config.limits.max_body_bytes,
+            observers,
+        );
         out.insert(format!("/mcp/{}", v.name.as_str()).into_boxed_str(), Arc::new(route));
     }
     Ok(out)

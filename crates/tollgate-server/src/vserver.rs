@@ -16,6 +16,7 @@
 mod answer;
 mod delegate;
 mod exposed;
+mod observe;
 mod relay;
 mod session;
 
@@ -30,12 +31,14 @@ use http::{HeaderValue, Method, Request, StatusCode};
 use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
-use tollgate_core::{Era, ErrorKind, Principal, Via};
+use tollgate_core::{CallObserver, Era, ErrorKind, Principal, Via};
 use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
 
 use self::exposed::Exposed;
+use self::observe::Asked;
+use crate::facts::Arrival;
 use crate::phase::authenticate::authenticate_for;
-use crate::rescue::{Rejection, render};
+use crate::rescue::Rejection;
 use crate::route::{Route, Shared};
 
 pub(crate) use tollgate_config::FIND_TOOLS;
@@ -80,6 +83,8 @@ pub(crate) struct VirtualRoute {
     pub(crate) max_body: usize,
     /// The exposed catalog last built.
     exposed: ArcSwapOption<Exposed>,
+    /// Who is told of the virtual server's own answers (`observe`).
+    pub(crate) observers: observe::Observers,
 }
 
 impl VirtualRoute {
@@ -90,6 +95,7 @@ impl VirtualRoute {
         resource: Option<ProtectedResource>,
         shared: Arc<Shared>,
         max_body: usize,
+        observers: Vec<Arc<dyn CallObserver>>,
     ) -> VirtualRoute {
         VirtualRoute {
             name: Arc::from(config.name.as_str()),
@@ -100,6 +106,7 @@ impl VirtualRoute {
             shared,
             max_body,
             exposed: ArcSwapOption::empty(),
+            observers: observe::Observers(observers),
         }
     }
 }
@@ -162,28 +169,37 @@ pub(crate) struct Incoming {
 /// Serve one request on a virtual server.
 pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response {
     let (parts, body) = req.into_parts();
+    let arrival = Arrival::of(&parts);
     let principal = match authenticate_for(v.resource.as_ref(), &v.shared, &parts).await {
         Ok(p) => p,
-        Err(r) => return render(&r),
+        Err(r) => return observe::own(v, &Asked::new(&arrival, None), observe::refuse(&r)),
     };
-    match parts.method {
-        Method::POST => match read(v, parts, body, principal).await {
-            Ok(incoming) => post(v, incoming).await.unwrap_or_else(|r| render(&r)),
-            Err(r) => render(&r),
+    let mut asked = Asked::new(&arrival, principal.as_ref());
+    let incoming;
+    let res = match parts.method {
+        Method::POST => match read(v, parts, body, principal.clone()).await {
+            Ok(read) => {
+                incoming = read;
+                asked.message = Some((&incoming.message, incoming.era));
+                asked.bytes_in = incoming.body.len() as u64;
+                post(v, &incoming).await.unwrap_or_else(|r| observe::refuse(&r))
+            }
+            Err(r) => observe::refuse(&r),
         },
         Method::DELETE => session::end(v, &parts, principal.as_ref())
             .await
-            .unwrap_or_else(|r| render(&r)),
+            .map_or_else(|r| observe::refuse(&r), observe::routed),
         Method::GET => relay::stream(v, &parts, principal.as_ref())
             .await
-            .unwrap_or_else(|r| not_allowed(&r)),
+            .map_or_else(|r| not_allowed(&r), observe::routed),
         _ => not_allowed(&relay::no_stream()),
-    }
+    };
+    observe::own(v, &asked, res)
 }
 
 /// A refusal, with `Allow` when it is about the method.
 fn not_allowed(rejection: &Rejection) -> Response {
-    let mut res = render(rejection);
+    let mut res = observe::refuse(rejection);
     if res.status() == StatusCode::METHOD_NOT_ALLOWED {
         res.headers_mut()
             .insert(http::header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
@@ -244,43 +260,43 @@ async fn read(
 }
 
 /// Answer or route one message.
-async fn post(v: &Arc<VirtualRoute>, incoming: Incoming) -> Result<Response, Rejection> {
+async fn post(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
     let exposed = exposed::current(v);
     if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
-        session::check(v, &incoming)?;
+        session::check(v, incoming)?;
     }
     let m = &incoming.message;
     let name = m.name.as_deref().unwrap_or_default();
     match (m.kind, m.method.as_str()) {
-        (MessageKind::Request, "initialize") => session::open(v, &incoming, &exposed).await,
+        (MessageKind::Request, "initialize") => session::open(v, incoming, &exposed).await,
         (MessageKind::Request, "ping") => Ok(answer::result(id.as_ref(), "{}")),
         (MessageKind::Request, "server/discover") => Ok(answer::discover(v, &exposed, id.as_ref())),
         (MessageKind::Request, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list") => {
-            answer::list(v, &exposed, &incoming)
+            answer::list(v, &exposed, incoming)
         }
         (MessageKind::Request, "tools/call") if v.expose == Expose::Search && name == FIND_TOOLS => {
-            Ok(answer::find_tools(v, &exposed, &incoming))
+            Ok(answer::find_tools(v, &exposed, incoming))
         }
-        (MessageKind::Request, "tools/call") => routed(v, &exposed, &incoming, Kind::Tool, &["params", "name"]).await,
-        (MessageKind::Request, "prompts/get") => {
-            routed(v, &exposed, &incoming, Kind::Prompt, &["params", "name"]).await
-        }
+        (MessageKind::Request, "tools/call") => routed(v, &exposed, incoming, Kind::Tool, &["params", "name"]).await,
+        (MessageKind::Request, "prompts/get") => routed(v, &exposed, incoming, Kind::Prompt, &["params", "name"]).await,
         (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
             let entry = exposed
                 .resource(name)
                 .ok_or_else(|| unknown("resource", name, id.clone()))?;
-            Ok(delegate::forward(v, &incoming, entry, None).await)
+            Ok(delegate::forward(v, incoming, entry, None).await)
         }
-        (MessageKind::Request, "completion/complete") => complete(v, &exposed, &incoming).await,
+        (MessageKind::Request, "completion/complete") => complete(v, &exposed, incoming).await,
         (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => {
-            session::set_level(v, &incoming).await
+            session::set_level(v, incoming).await.map(observe::routed)
         }
         (MessageKind::Request, _) => Err(Rejection::new(ErrorKind::MethodNotFound, "Method not found").with_id(id)),
-        (MessageKind::Response, _) => relay::client_answer(v, &incoming).await,
+        (MessageKind::Response, _) => relay::client_answer(v, incoming).await.map(observe::routed),
         // A notification in a legacy session goes to every member session;
         // a stateless one has no member session to reach.
-        (MessageKind::Notification, _) if incoming.era == Era::Legacy => session::notify(v, &incoming).await,
+        (MessageKind::Notification, _) if incoming.era == Era::Legacy => {
+            session::notify(v, incoming).await.map(observe::routed)
+        }
         (MessageKind::Notification, _) => Ok(StatusCode::ACCEPTED.into_response()),
     }
 }

@@ -1,8 +1,10 @@
-//! Search mode: the model sees `find_tools`, finds a tool and calls it.
+//! Search mode: the model sees `find_tools`, finds a tool and calls it;
+//! the catalogue each caller is sent is audited, and shrinks.
 
 use serde_json::json;
 use tollgate_e2e::Demo;
-use tollgate_e2e::children::python_catalog_server;
+use tollgate_e2e::audit_support::wait_record;
+use tollgate_e2e::children::{python_catalog_server, tollgate_cli};
 
 use super::{eng, gateway, modern, names, text};
 
@@ -39,4 +41,48 @@ async fn find_tools_finds_a_tool_that_is_then_callable() {
     let args = json!({"name": "demo_add", "arguments": {"a": 40, "b": 2}});
     let ex = modern(&gw, "eng", "tools/call", Some("demo_add"), args, &[]).await;
     assert_eq!((ex.status, text(&ex).as_str()), (200, "42"), "{ex:?}");
+}
+
+#[tokio::test]
+async fn the_catalogue_a_caller_is_sent_is_audited_and_search_mode_shrinks_it() {
+    let demo = Demo::spawn().await;
+    let cat = python_catalog_server().await;
+    let virtuals = format!(
+        "{}{}",
+        eng("all"),
+        eng("search").replace("name = \"eng\"", "name = \"engs\"")
+    );
+    let mut gw = gateway(&[("demo", &demo.url, ""), ("cat", &cat.url, "")], &virtuals, "").await;
+
+    let all = modern(&gw, "eng", "tools/list", None, json!({}), &[]).await;
+    let search = modern(&gw, "engs", "tools/list", None, json!({}), &[]).await;
+    assert_eq!(names(&search, "tools", "name"), ["find_tools"], "{search:?}");
+    for (ex, route) in [(&all, "eng"), (&search, "engs")] {
+        let rec = wait_record(&gw.audit_dir(), ex).await;
+        assert_eq!(&*rec.route, route);
+        assert_eq!(rec.virtual_server.as_deref(), Some(route));
+        assert_eq!(rec.method.as_deref(), Some("tools/list"));
+        assert_eq!(rec.bytes_out, ex.received(), "{rec:?}");
+        assert!(rec.catalog && rec.tokens > 0, "{rec:?}");
+    }
+    // Refusals by the virtual server itself are recorded too.
+    let args = json!({"name": "nope", "arguments": {}});
+    let ex = modern(&gw, "eng", "tools/call", Some("nope"), args, &[]).await;
+    let rec = wait_record(&gw.audit_dir(), &ex).await;
+    assert_eq!((&*rec.route, rec.rpc_error), ("eng", Some(-32602)), "{rec:?}");
+
+    gw.shutdown().await;
+    let dir = gw.audit_dir().display().to_string();
+    let out = tollgate_cli(&["usage", &dir, "--by", "server", "--format", "json"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let catalogue = |route: &str| {
+        let rows = report["rows"].as_array().unwrap();
+        let row = rows.iter().find(|r| r["key"] == route).unwrap();
+        row["catalog_tokens"].as_u64().unwrap()
+    };
+    assert!(
+        catalogue("engs") * 3 < catalogue("eng"),
+        "search mode sends a far smaller catalogue: {report:#}"
+    );
 }

@@ -33,8 +33,8 @@ pub(crate) async fn forward(
     path: Option<&[&str]>,
 ) -> Response {
     match rewrite(v, incoming, entry, path) {
-        Ok(req) => send(v, incoming, entry.member, req).await,
-        Err(r) => render(&r),
+        Ok(req) => super::observe::routed(send(v, incoming, entry.member, req).await),
+        Err(r) => super::observe::refuse(&r),
     }
 }
 
