@@ -2,6 +2,7 @@
 # Installs the real MCP software that Tollgate's integration tests spawn:
 #   tests/fixtures/js/node_modules  (npm ci from package-lock.json)
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
+#   redis-server                    (Debian's redis-server package, when missing)
 # Idempotent: a step is skipped while its stamp (hash of its lock inputs and
 # tool version) is unchanged. Exits non-zero with a message on failure.
 # Env: PYTHON (default python3), FORCE=1 to reinstall everything.
@@ -84,6 +85,23 @@ install_py() {
   printf '%s' "$stamp" > "$stamp_file"
 }
 
+# The shared limit store's tests start a real Redis 7 on loopback.
+install_redis() {
+  if command -v redis-server >/dev/null 2>&1; then
+    log "redis: $(redis-server --version | cut -d' ' -f3)"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "redis-server not found and apt-get is unavailable: install Redis 7"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  log "redis: apt-get install redis-server"
+  run_step "apt-get update" $sudo apt-get update -qq
+  run_step "apt-get install redis-server" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+  # The package's service is not needed: tests start their own servers.
+  $sudo service redis-server stop >/dev/null 2>&1 || true
+}
+
 install_js
 install_py
+install_redis
 log "done"

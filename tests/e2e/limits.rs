@@ -1,9 +1,13 @@
 //! Rate limits through the real gateway in front of the demo server, with
 //! real signed tokens: counted per verified principal, on a route and on a
 //! virtual server, refused with 429, `Retry-After` and the documented
-//! JSON-RPC error, recorded with the rule's id and counted per rule.
+//! JSON-RPC error, recorded with the rule's id and counted per rule;
+//! `shared`: three replicas sharing their counters through Redis.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+#[path = "limits/shared.rs"]
+mod shared;
 
 use serde_json::json;
 use tollgate_e2e::audit_support::{Exchange, metric, tool, wait_record};

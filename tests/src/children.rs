@@ -239,6 +239,8 @@ pub async fn tollgate_cli(args: &[&str]) -> std::process::Output {
 pub struct ChildGateway {
     /// `http://127.0.0.1:PORT` of the public listener.
     pub base: String,
+    /// `http://127.0.0.1:PORT` of the admin listener.
+    pub admin: String,
     /// The configuration's directory (the audit trail is `audit/` in it).
     pub dir: tempfile::TempDir,
     /// The process.
@@ -280,6 +282,7 @@ impl ChildGateway {
             if tokio::net::TcpStream::connect(("127.0.0.1", public)).await.is_ok() {
                 return ChildGateway {
                     base: format!("http://127.0.0.1:{public}"),
+                    admin: format!("http://127.0.0.1:{admin}"),
                     dir,
                     child,
                 };
@@ -302,5 +305,40 @@ impl ChildGateway {
     /// What the gateway has logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
+    }
+}
+
+/// A `redis-server` (Debian's package, installed by
+/// `scripts/install-test-deps.sh`) on a loopback port, without
+/// persistence; killed on drop.
+pub struct RedisServer {
+    /// Its port.
+    pub port: u16,
+    child: Child,
+}
+
+impl RedisServer {
+    /// Start one on `port`, or on a free port.
+    pub async fn start(port: Option<u16>) -> RedisServer {
+        let port = port.unwrap_or_else(free_port);
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server on PATH (scripts/install-test-deps.sh installs it)");
+        wait_for_port(port).await;
+        RedisServer { port, child }
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stop it now (SIGKILL) and wait until it is gone.
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
     }
 }

@@ -35,7 +35,7 @@ pub use model::{
 };
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
-pub use rate_limit::{RateKey, RateRule};
+pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore};
 pub use secret::{Secret, SecretSource};
 pub use tracing::Tracing;
 pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

@@ -59,6 +59,8 @@ pub struct Loaded {
     pub auth_secrets: AuthSecrets,
     /// The development issuer, when enabled.
     pub dev_issuer: Option<DevIssuerSettings>,
+    /// The `[limits.redis] password`, when one is configured.
+    pub limit_store_password: Option<Secret>,
 }
 
 /// Read and validate a configuration file.
@@ -113,6 +115,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let base = path.parent().unwrap_or(Path::new("."));
     let session_keys = resolve_keys(&config, base, env, &mut problems);
     let auth_secrets = auth::resolve(&config, base, env, &mut problems);
+    let limit_store_password = store_password(&config, base, env, &mut problems);
     if !problems.is_empty() {
         return Err(ConfigErrors(
             problems
@@ -127,6 +130,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         config,
         session_keys,
         auth_secrets,
+        limit_store_password,
     })
 }
 
@@ -260,6 +264,13 @@ fn resolve_keys(c: &Config, base: &Path, env: &dyn Environment, out: &mut Proble
         }
     }
     keys
+}
+
+fn store_password(c: &Config, base: &Path, env: &dyn Environment, out: &mut Problems) -> Option<Secret> {
+    let source = c.limits.redis.as_ref()?.password.as_ref()?;
+    read_secret(source, base, env)
+        .map_err(|msg| out.push((key(&["limits", "redis", "password"]), msg)))
+        .ok()
 }
 
 /// Read a secret from its source.

@@ -142,6 +142,9 @@ pub struct Limits {
     pub header_read_timeout: Duration,
     /// Rate limits (`[[limits.rules]]`), applied after authorization.
     pub rules: Vec<crate::RateRule>,
+    /// Where the rules' counters are shared between replicas; counters
+    /// live in each process without it.
+    pub redis: Option<crate::RedisStore>,
 }
 
 impl Default for Limits {
@@ -152,6 +155,7 @@ impl Default for Limits {
             max_concurrent_requests: 4096,
             header_read_timeout: Duration::from_secs(10),
             rules: Vec::new(),
+            redis: None,
         }
     }
 }

@@ -47,6 +47,72 @@ pub struct RateRule {
     /// Calls allowed at once after a quiet spell; default: `rate`.
     #[serde(default)]
     pub burst: Option<u32>,
+    /// What the rule does while `[limits.redis]` cannot be reached.
+    #[serde(default)]
+    pub on_store_error: OnStoreError,
+}
+
+/// What a rule does while the shared store (`[limits.redis]`) cannot be
+/// reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnStoreError {
+    /// Count locally, at the rule's rate divided by `[limits.redis]
+    /// replicas`, so that the replicas together keep about the rule's rate.
+    #[default]
+    Local,
+    /// Let the call through uncounted.
+    Allow,
+    /// Refuse the call (429, as over the limit).
+    Deny,
+}
+
+impl OnStoreError {
+    /// A stable name for logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnStoreError::Local => "local",
+            OnStoreError::Allow => "allow",
+            OnStoreError::Deny => "deny",
+        }
+    }
+}
+
+/// `[limits.redis]`: a Redis server (7 or later) that holds the rules'
+/// counters for every replica, so a limit holds across replicas.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RedisStore {
+    /// `redis://host:port/db`, or `rediss://…` for TLS.
+    pub url: String,
+    /// The password (`AUTH`), from an environment variable or a file;
+    /// overrides one in `url`.
+    #[serde(default)]
+    pub password: Option<crate::SecretSource>,
+    /// How long one decision may wait for Redis before the rules' `on_store_error`
+    /// applies.
+    #[serde(default = "default_store_timeout", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub timeout: Duration,
+    /// How many replicas share the store: `on_store_error = "local"`
+    /// divides each rule's rate and burst by it.
+    #[serde(default = "default_replicas")]
+    pub replicas: u32,
+    /// Prefix of every key Tollgate writes.
+    #[serde(default = "default_key_prefix")]
+    pub key_prefix: String,
+}
+
+fn default_store_timeout() -> Duration {
+    Duration::from_millis(50)
+}
+
+fn default_replicas() -> u32 {
+    1
+}
+
+fn default_key_prefix() -> String {
+    "tollgate".into()
 }
 
 impl RateRule {

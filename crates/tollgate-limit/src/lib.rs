@@ -3,11 +3,15 @@
 //!
 //! Where it sits: the `limit` phase of the request path, after `authorize`
 //! (a call the policies refuse costs nothing) and before `credential`.
-//! Each rule keeps GCRA counters (the `governor` crate) keyed by what the
-//! rule counts by — the verified principal, never the session, so a new
-//! `initialize` does not reset anything — in this process. A call is
-//! refused by the first matching rule without room, with the time until
-//! it would have room. No HTTP here: the server maps a [`Refusal`] to 429.
+//! Each rule keeps GCRA counters keyed by what the rule counts by — the
+//! verified principal, never the session, so a new `initialize` does not
+//! reset anything — in this process (the `governor` crate), or, with
+//! `[limits.redis]`, in Redis for every replica (`store`), falling back per
+//! rule (`on_store_error`) while Redis cannot be reached. A call is refused
+//! by the first matching rule without room, with the time until it would
+//! have room. No HTTP here: the server maps a [`Refusal`] to 429.
+
+mod store;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -16,7 +20,10 @@ use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use tollgate_config::{RateKey, RateRule};
+use tollgate_config::{OnStoreError, RateKey, RateRule};
+
+use self::store::{Cell, Store, Verdict};
+pub use self::store::{StoreError, StoreHealth, StoreSettings};
 
 /// How many checks between sweeps of counters that are back at full
 /// capacity (which then cost no memory).
@@ -48,6 +55,9 @@ pub struct Refusal {
     pub rule: Arc<str>,
     /// How long until the rule has room again.
     pub retry_after: Duration,
+    /// Refused because the shared store could not be reached and the
+    /// rule says `on_store_error = "deny"`.
+    pub store_unavailable: bool,
 }
 
 /// The rate-limit rules of a configuration, with their counters.
@@ -55,36 +65,51 @@ pub struct Refusal {
 pub struct Limiter {
     rules: Vec<Rule>,
     checks: AtomicU64,
+    store: Option<Store>,
 }
 
 #[derive(Debug)]
 struct Rule {
     id: Arc<str>,
     config: RateRule,
+    /// The counters: the only ones without a store, the fallback of
+    /// `on_store_error = "local"` with one.
     counters: DefaultKeyedRateLimiter<String>,
+    /// GCRA parameters for the store: the time between calls, and how far
+    /// ahead of it a burst may run.
+    interval: Duration,
+    tolerance: Duration,
     refused: AtomicU64,
 }
 
 impl Limiter {
-    /// The limiter of `rules` (validated by the configuration: a rule with
-    /// a zero rate or period is skipped).
+    /// The limiter of `rules` with counters in this process (validated by
+    /// the configuration: a rule with a zero rate or period is skipped).
     pub fn new(rules: &[RateRule]) -> Limiter {
-        let rules = rules
-            .iter()
-            .filter_map(|r| {
-                let quota = quota(r)?;
-                Some(Rule {
-                    id: Arc::from(r.id.as_str()),
-                    config: r.clone(),
-                    counters: RateLimiter::keyed(quota),
-                    refused: AtomicU64::new(0),
-                })
-            })
-            .collect();
         Limiter {
-            rules,
+            rules: rules.iter().filter_map(|r| Rule::new(r, 1)).collect(),
             checks: AtomicU64::new(0),
+            store: None,
         }
+    }
+
+    /// The limiter of `rules` with counters shared in Redis by `replicas`
+    /// replicas; connects in the background. Must run in a Tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// A store URL the Redis client cannot use.
+    pub fn with_store(rules: &[RateRule], settings: &StoreSettings, replicas: u32) -> Result<Limiter, StoreError> {
+        Ok(Limiter {
+            rules: rules.iter().filter_map(|r| Rule::new(r, replicas)).collect(),
+            checks: AtomicU64::new(0),
+            store: Some(Store::connect(settings)?),
+        })
+    }
+
+    /// The shared store's state; `None` without one.
+    pub fn store_health(&self) -> Option<StoreHealth> {
+        self.store.as_ref().map(Store::health)
     }
 
     /// Whether there are no rules (the phase then does nothing).
@@ -98,20 +123,48 @@ impl Limiter {
     /// # Errors
     ///
     /// The [`Refusal`] of the first matching rule without room.
-    pub fn check(&self, call: &Call<'_>) -> Result<(), Refusal> {
+    pub async fn check(&self, call: &Call<'_>) -> Result<(), Refusal> {
         if self.rules.is_empty() {
             return Ok(());
         }
         self.sweep();
-        for rule in self.rules.iter().filter(|r| matches(&r.config, call)) {
-            let key = key(rule.config.per, call);
-            if let Err(not_until) = rule.counters.check_key(&key) {
-                rule.refused.fetch_add(1, Ordering::Relaxed);
-                return Err(Refusal {
-                    rule: rule.id.clone(),
-                    retry_after: not_until.wait_time_from(DefaultClock::default().now()),
-                });
+        let Some(store) = &self.store else {
+            return self.check_local(call);
+        };
+        let matched: Vec<(&Rule, String)> = self
+            .rules
+            .iter()
+            .filter(|r| matches(&r.config, call))
+            .map(|r| (r, key(r.config.per, call)))
+            .collect();
+        if matched.is_empty() {
+            return Ok(());
+        }
+        let cells: Vec<Cell> = matched
+            .iter()
+            .map(|(r, k)| Cell {
+                key: store.key(&r.id, k),
+                interval: r.interval,
+                tolerance: r.tolerance,
+            })
+            .collect();
+        match store.check(&cells).await {
+            Ok(Verdict::Room) => Ok(()),
+            Ok(Verdict::Full(i, wait)) => match matched.get(i) {
+                Some((rule, _)) => Err(rule.refuse(wait, false)),
+                None => Ok(()),
+            },
+            Err(e) => {
+                tracing::debug!(error = %e, "limit store error: rules fall back");
+                degraded(&matched)
             }
+        }
+    }
+
+    /// Count `call` against the counters of this process.
+    fn check_local(&self, call: &Call<'_>) -> Result<(), Refusal> {
+        for rule in self.rules.iter().filter(|r| matches(&r.config, call)) {
+            rule.check_local(&key(rule.config.per, call))?;
         }
         Ok(())
     }
@@ -132,11 +185,51 @@ impl Limiter {
     }
 }
 
-/// `rate` calls per `period`, bursts of `burst`.
-fn quota(r: &RateRule) -> Option<Quota> {
-    let interval = r.period.checked_div(r.rate)?;
-    let burst = NonZeroU32::new(r.burst())?;
-    Some(Quota::with_period(interval)?.allow_burst(burst))
+impl Rule {
+    /// The rule `r`, its local counters at `1 / replicas` of its rate and
+    /// burst (at least one call).
+    fn new(r: &RateRule, replicas: u32) -> Option<Rule> {
+        let interval = r.period.checked_div(r.rate)?;
+        let share = |n: u32| (n / replicas.max(1)).max(1);
+        let local = r.period.checked_div(share(r.rate))?;
+        let quota = Quota::with_period(local)?.allow_burst(NonZeroU32::new(share(r.burst()))?);
+        Some(Rule {
+            id: Arc::from(r.id.as_str()),
+            config: r.clone(),
+            counters: RateLimiter::keyed(quota),
+            interval,
+            tolerance: interval.saturating_mul(r.burst().saturating_sub(1)),
+            refused: AtomicU64::new(0),
+        })
+    }
+
+    fn check_local(&self, key: &str) -> Result<(), Refusal> {
+        self.counters
+            .check_key(&key.to_owned())
+            .map_err(|not_until| self.refuse(not_until.wait_time_from(DefaultClock::default().now()), false))
+    }
+
+    fn refuse(&self, retry_after: Duration, store_unavailable: bool) -> Refusal {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        Refusal {
+            rule: self.id.clone(),
+            retry_after,
+            store_unavailable,
+        }
+    }
+}
+
+/// The decision while the store cannot be reached: each matched rule as
+/// its `on_store_error` says.
+fn degraded(matched: &[(&Rule, String)]) -> Result<(), Refusal> {
+    for (rule, key) in matched {
+        match rule.config.on_store_error {
+            OnStoreError::Allow => {}
+            OnStoreError::Deny => return Err(rule.refuse(Duration::from_secs(1), true)),
+            OnStoreError::Local => rule.check_local(key)?,
+        }
+    }
+    Ok(())
 }
 
 /// What `call` is counted by under `per`.

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use tollgate_config::{RateKey, RateRule};
+use tollgate_config::{OnStoreError, RateKey, RateRule};
 
-use super::{Call, Limiter, wildcard};
+use super::{Call, Limiter, StoreSettings, wildcard};
 
 fn rule(id: &str, rate: u32, period: Duration) -> RateRule {
     RateRule {
@@ -18,6 +18,7 @@ fn rule(id: &str, rate: u32, period: Duration) -> RateRule {
         rate,
         period,
         burst: None,
+        on_store_error: OnStoreError::Local,
     }
 }
 
@@ -32,39 +33,39 @@ fn call<'a>(who: &'a str, tool: &'a str) -> Call<'a> {
     }
 }
 
-#[test]
-fn a_burst_is_allowed_then_refused_with_the_time_until_room() {
+#[tokio::test]
+async fn a_burst_is_allowed_then_refused_with_the_time_until_room() {
     let limiter = Limiter::new(&[rule("per-user", 3, Duration::from_secs(60))]);
     for _ in 0..3 {
-        limiter.check(&call("alice", "create_issue")).unwrap();
+        limiter.check(&call("alice", "create_issue")).await.unwrap();
     }
-    let refusal = limiter.check(&call("alice", "create_issue")).unwrap_err();
+    let refusal = limiter.check(&call("alice", "create_issue")).await.unwrap_err();
     assert_eq!(&*refusal.rule, "per-user");
     assert!(
         refusal.retry_after > Duration::from_secs(15) && refusal.retry_after <= Duration::from_secs(20),
         "{refusal:?}"
     );
     // Counted per principal: bob has his own room.
-    limiter.check(&call("bob", "create_issue")).unwrap();
+    limiter.check(&call("bob", "create_issue")).await.unwrap();
 }
 
-#[test]
-fn rules_match_routes_methods_tools_principals_and_teams() {
+#[tokio::test]
+async fn rules_match_routes_methods_tools_principals_and_teams() {
     let mut deletes = rule("deletes", 1, Duration::from_secs(60));
     deletes.tools = vec!["delete_*".into()];
     deletes.routes = vec!["github".into()];
     deletes.methods = vec!["tools/call".into()];
     let limiter = Limiter::new(&[deletes]);
-    limiter.check(&call("alice", "delete_repo")).unwrap();
-    assert!(limiter.check(&call("alice", "delete_branch")).is_err());
+    limiter.check(&call("alice", "delete_repo")).await.unwrap();
+    assert!(limiter.check(&call("alice", "delete_branch")).await.is_err());
     for _ in 0..10 {
-        limiter.check(&call("alice", "create_issue")).unwrap();
+        limiter.check(&call("alice", "create_issue")).await.unwrap();
     }
     let other = Call {
         route: "jira",
         ..call("alice", "delete_ticket")
     };
-    limiter.check(&other).unwrap();
+    limiter.check(&other).await.unwrap();
     // A virtual server's exposed name and name both count.
     let via = Call {
         route: "jira",
@@ -72,29 +73,32 @@ fn rules_match_routes_methods_tools_principals_and_teams() {
         exposed: Some("gh_delete_x"),
         ..call("carol", "delete_x")
     };
-    limiter.check(&via).unwrap();
-    assert!(limiter.check(&via).is_err(), "routes match the virtual server too");
+    limiter.check(&via).await.unwrap();
+    assert!(
+        limiter.check(&via).await.is_err(),
+        "routes match the virtual server too"
+    );
 
     let mut team = rule("team", 2, Duration::from_secs(3600));
     team.per = RateKey::Team;
     team.teams = vec!["payments".into()];
     let limiter = Limiter::new(&[team]);
-    limiter.check(&call("alice", "x")).unwrap();
-    limiter.check(&call("bob", "x")).unwrap();
-    assert!(limiter.check(&call("carol", "x")).is_err(), "one count per team");
+    limiter.check(&call("alice", "x")).await.unwrap();
+    limiter.check(&call("bob", "x")).await.unwrap();
+    assert!(limiter.check(&call("carol", "x")).await.is_err(), "one count per team");
     let outsider = Call {
         team: None,
         ..call("dave", "x")
     };
-    limiter.check(&outsider).unwrap();
+    limiter.check(&outsider).await.unwrap();
 }
 
-#[test]
-fn an_empty_limiter_allows_everything() {
+#[tokio::test]
+async fn an_empty_limiter_allows_everything() {
     let limiter = Limiter::new(&[]);
     assert!(limiter.is_empty());
     for _ in 0..100 {
-        limiter.check(&call("alice", "x")).unwrap();
+        limiter.check(&call("alice", "x")).await.unwrap();
     }
 }
 
@@ -109,4 +113,52 @@ fn wildcards_match_runs_of_characters() {
     assert!(!wildcard("delete_*", "undelete_repo"));
     assert!(!wildcard("a*bc", "abc_"));
     assert!(!wildcard("ab*ba", "aba"));
+}
+
+/// A store that never answers: nothing listens on the port.
+fn unreachable() -> StoreSettings {
+    StoreSettings {
+        url: "redis://127.0.0.1:1".into(),
+        password: None,
+        timeout: Duration::from_millis(20),
+        key_prefix: "test".into(),
+    }
+}
+
+#[tokio::test]
+async fn without_the_store_each_rule_follows_its_on_store_error() {
+    let mut allow = rule("allow", 1, Duration::from_secs(60));
+    allow.on_store_error = OnStoreError::Allow;
+    allow.tools = vec!["read_*".into()];
+    let mut deny = rule("deny", 100, Duration::from_secs(60));
+    deny.on_store_error = OnStoreError::Deny;
+    deny.tools = vec!["delete_*".into()];
+    let mut local = rule("local", 6, Duration::from_secs(60));
+    local.tools = vec!["create_*".into()];
+    let limiter = Limiter::with_store(&[allow, deny, local], &unreachable(), 3).unwrap();
+    for _ in 0..5 {
+        limiter.check(&call("alice", "read_file")).await.unwrap();
+    }
+    let refusal = limiter.check(&call("alice", "delete_repo")).await.unwrap_err();
+    assert_eq!((&*refusal.rule, refusal.store_unavailable), ("deny", true));
+    // 6 a minute over 3 replicas: 2 here.
+    limiter.check(&call("alice", "create_issue")).await.unwrap();
+    limiter.check(&call("alice", "create_issue")).await.unwrap();
+    let refusal = limiter.check(&call("alice", "create_issue")).await.unwrap_err();
+    assert_eq!((&*refusal.rule, refusal.store_unavailable), ("local", false));
+    let health = limiter.store_health().unwrap();
+    assert!(!health.up && health.errors >= 8, "{health:?}");
+    assert!(health.last_error.is_some());
+}
+
+#[test]
+fn a_store_url_the_client_cannot_use_is_refused() {
+    let mut settings = unreachable();
+    settings.url = "http://example".into();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+    assert!(Limiter::with_store(&[], &settings, 1).is_err());
 }

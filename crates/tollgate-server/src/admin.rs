@@ -55,6 +55,8 @@ pub(crate) struct AdminState {
     pub(crate) routes: Vec<Arc<Route>>,
     /// The virtual servers, for their members' health.
     pub(crate) virtuals: Vec<Arc<VirtualRoute>>,
+    /// The rate limiter, for its shared store's state.
+    pub(crate) limiter: Arc<tollgate_limit::Limiter>,
     /// The approved definitions and their file.
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
@@ -113,11 +115,18 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         .iter()
         .map(|v| (v.name.to_string(), crate::vserver::health(v).to_json()))
         .collect();
+    // A limit store that is down is reported, not required: each rule
+    // then follows its `on_store_error`.
+    let store = s
+        .limiter
+        .store_health()
+        .map(|h| serde_json::json!({"kind": "redis", "up": h.up, "errors": h.errors, "last_error": h.last_error}));
     let detail = serde_json::json!({
         "ready": ready,
         "checks": {"serving": serving, "issuer_keys": issuers_ok, "audit": audit_ok},
         "catalogs": catalogs,
         "virtual_servers": virtuals,
+        "limit_store": store,
     });
     (status, Json(detail)).into_response()
 }

@@ -47,6 +47,9 @@ pub enum GatewayError {
     /// The session sealer could not be set up.
     #[error("session key setup failed")]
     Sessions,
+    /// The shared limit store (`[limits.redis]`) cannot be set up.
+    #[error("limit store: {0}")]
+    LimitStore(String),
     /// Authentication or the credential broker could not be set up.
     #[error("authentication setup: {0}")]
     Auth(String),
@@ -129,7 +132,7 @@ impl Gateway {
             approvals: Arc::new(Approvals::new(lock)),
             spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
             estimator: TokenEstimator::from_config(&config.audit),
-            limiter: Arc::new(tollgate_limit::Limiter::new(&config.limits.rules)),
+            limiter: Arc::new(limiter(loaded)?),
         });
         let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CallMetrics::register(&registry)?)];
         observers.extend(extra);
@@ -179,6 +182,7 @@ impl Gateway {
             audit,
             routes: front.routes.values().cloned().collect(),
             virtuals: front.virtuals.values().cloned().collect(),
+            limiter: shared.limiter.clone(),
             approvals: shared.approvals.clone(),
             lock: lock_file,
         };
@@ -394,6 +398,27 @@ fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
         tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
         tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
     }
+}
+
+/// The rate limiter of `[limits]`: counters in Redis for every replica
+/// with `[limits.redis]`, in this process otherwise.
+fn limiter(loaded: &Loaded) -> Result<tollgate_limit::Limiter, GatewayError> {
+    let limits = &loaded.config.limits;
+    let Some(redis) = &limits.redis else {
+        return Ok(tollgate_limit::Limiter::new(&limits.rules));
+    };
+    let password = loaded
+        .limit_store_password
+        .as_ref()
+        .map(|p| String::from_utf8_lossy(p.expose()).into_owned());
+    let settings = tollgate_limit::StoreSettings {
+        url: redis.url.clone(),
+        password,
+        timeout: redis.timeout,
+        key_prefix: redis.key_prefix.clone(),
+    };
+    tollgate_limit::Limiter::with_store(&limits.rules, &settings, redis.replicas)
+        .map_err(|e| GatewayError::LimitStore(e.to_string()))
 }
 
 /// The legacy-session sealing keys: the current key first.

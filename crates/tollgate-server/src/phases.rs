@@ -82,7 +82,7 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     if let Some(rejection) = decided.refusal {
         return refuse(route, facts, rejection);
     }
-    if let Err((rule, rejection)) = limit(route, &facts) {
+    if let Err((rule, rejection)) = limit(route, &facts).await {
         return refuse(route, facts.limited(rule), rejection);
     }
     let outbound = phase!(route, facts, credential(route, &facts, &parts).await);

@@ -16,7 +16,41 @@ fn rule_key(i: usize, field: &str) -> Vec<Seg> {
     ]
 }
 
+fn redis_key(field: &str) -> Vec<Seg> {
+    vec![
+        Seg::Key("limits".into()),
+        Seg::Key("redis".into()),
+        Seg::Key(field.into()),
+    ]
+}
+
+/// `[limits.redis]`: a Redis URL, a timeout and a replica count that make
+/// sense.
+fn validate_store(c: &Config, out: &mut Problems) {
+    let Some(r) = &c.limits.redis else {
+        return;
+    };
+    match url::Url::parse(&r.url) {
+        Ok(u) if matches!(u.scheme(), "redis" | "rediss") && u.host_str().is_some() => {}
+        Ok(_) => out.push((
+            redis_key("url"),
+            "must be redis://host[:port] or rediss://host[:port]".into(),
+        )),
+        Err(e) => out.push((redis_key("url"), format!("not a URL: {e}"))),
+    }
+    if r.timeout.is_zero() {
+        out.push((redis_key("timeout"), "must be greater than 0".into()));
+    }
+    if r.replicas == 0 {
+        out.push((redis_key("replicas"), "must be at least 1".into()));
+    }
+    if r.key_prefix.is_empty() {
+        out.push((redis_key("key_prefix"), "must not be empty".into()));
+    }
+}
+
 pub(super) fn validate(c: &Config, out: &mut Problems) {
+    validate_store(c, out);
     let mut ids = HashSet::new();
     for (i, r) in c.limits.rules.iter().enumerate() {
         if r.id.trim().is_empty() {

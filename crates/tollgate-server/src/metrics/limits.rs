@@ -1,18 +1,21 @@
 //! Rate-limit metrics, read when Prometheus scrapes: the calls each
-//! `[[limits.rules]]` rule refused since start. Nothing on the request
-//! path touches them beyond the limiter's own counter.
+//! `[[limits.rules]]` rule refused since start, and the state of the
+//! shared store (`[limits.redis]`) when there is one. Nothing on the
+//! request path touches them beyond the limiter's own counters.
 
 use std::sync::Arc;
 
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
-use prometheus::{IntGaugeVec, Opts};
+use prometheus::{IntGauge, IntGaugeVec, Opts};
 use tollgate_limit::Limiter;
 
 /// Collects the rate-limit gauges at scrape time.
 pub(crate) struct LimitCollector {
     limiter: Arc<Limiter>,
     refusals: IntGaugeVec,
+    store_up: IntGauge,
+    store_errors: IntGauge,
 }
 
 impl LimitCollector {
@@ -24,13 +27,31 @@ impl LimitCollector {
             ),
             &["rule"],
         )?;
-        Ok(LimitCollector { limiter, refusals })
+        let store_up = IntGauge::new(
+            "tollgate_limit_store_up",
+            "1 while the shared limit store ([limits.redis]) answers, 0 while rules follow on_store_error.",
+        )?;
+        let store_errors = IntGauge::new(
+            "tollgate_limit_store_errors",
+            "Limit decisions the shared store could not make since start (timeouts, no connection, errors).",
+        )?;
+        Ok(LimitCollector {
+            limiter,
+            refusals,
+            store_up,
+            store_errors,
+        })
     }
 }
 
 impl Collector for LimitCollector {
     fn desc(&self) -> Vec<&Desc> {
-        self.refusals.desc()
+        let mut desc = self.refusals.desc();
+        if self.limiter.store_health().is_some() {
+            desc.extend(self.store_up.desc());
+            desc.extend(self.store_errors.desc());
+        }
+        desc
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
@@ -39,6 +60,13 @@ impl Collector for LimitCollector {
                 .with_label_values(&[rule])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
-        self.refusals.collect()
+        let mut out = self.refusals.collect();
+        if let Some(h) = self.limiter.store_health() {
+            self.store_up.set(i64::from(h.up));
+            self.store_errors.set(i64::try_from(h.errors).unwrap_or(i64::MAX));
+            out.extend(self.store_up.collect());
+            out.extend(self.store_errors.collect());
+        }
+        out
     }
 }

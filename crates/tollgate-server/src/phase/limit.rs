@@ -22,7 +22,7 @@ use crate::rescue::{ElementRefusal, Rejection};
 use crate::route::Route;
 
 /// Count the call of `facts`; `Err` with the refusing rule's id.
-pub(crate) fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>, Rejection)> {
+pub(crate) async fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>, Rejection)> {
     let limiter = &route.shared.limiter;
     if limiter.is_empty() {
         return Ok(());
@@ -46,7 +46,7 @@ pub(crate) fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>, Rejec
             principal: principal.map(|p| p.subject.as_str()),
             team: principal.and_then(|p| p.team.as_deref()),
         };
-        if let Err(refusal) = limiter.check(&call) {
+        if let Err(refusal) = limiter.check(&call).await {
             let rule = refusal.rule.clone();
             let rejection = if messages.len() > 1 {
                 batch(messages, i, &refusal)
@@ -67,7 +67,12 @@ fn seconds(refusal: &Refusal) -> u32 {
 
 fn rejection(refusal: &Refusal) -> Rejection {
     let secs = seconds(refusal);
-    let mut r = Rejection::new(ErrorKind::RateLimited, format!("Rate limit exceeded: {}", refusal.rule));
+    let message = if refusal.store_unavailable {
+        format!("Rate limit store unavailable: {}", refusal.rule)
+    } else {
+        format!("Rate limit exceeded: {}", refusal.rule)
+    };
+    let mut r = Rejection::new(ErrorKind::RateLimited, message);
     r.data = Some(Box::new(json!({"retryAfter": secs, "rule": &*refusal.rule})));
     r.retry_after = Some(secs);
     r

@@ -1,0 +1,238 @@
+//! The shared store: rule counters in Redis, so that a limit holds across
+//! every replica of the gateway.
+//!
+//! One decision is one round trip: a server-side script receives a key
+//! and the GCRA parameters of each rule the call matched, reads Redis's
+//! own clock (so replicas' clocks do not matter), and counts the call
+//! against each rule in order until one has no room — the same rule as the
+//! local counters. Requests share one multiplexed connection, which
+//! pipelines concurrent decisions and reconnects by itself; a decision
+//! that takes longer than `[limits.redis] timeout`, or finds no connection,
+//! is a store error, and the rules' `on_store_error` applies. The store's
+//! state is kept for `/readyz` and the metrics.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, IntoConnectionInfo, Script};
+
+/// GCRA over every key, in order; stops at the first without room.
+/// `ARGV`: the emission interval and the burst tolerance of each key, in
+/// microseconds. Returns `{0, 0}` when every key had room, else the
+/// 1-based index of the key without room and the microseconds until it
+/// has room.
+const SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+for i, key in ipairs(KEYS) do
+  local interval = tonumber(ARGV[2 * i - 1])
+  local tolerance = tonumber(ARGV[2 * i])
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  if tat - now > tolerance then
+    return {i, tat - now - tolerance}
+  end
+  local next = tat + interval
+  redis.call('SET', key, string.format('%d', next), 'PX', math.ceil((next - now) / 1000) + 1000)
+end
+return {0, 0}
+";
+
+/// Where the store is and how long a decision may wait.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// `redis://…` or `rediss://…`.
+    pub url: String,
+    /// Overrides a password in `url`.
+    pub password: Option<String>,
+    /// The longest a decision waits.
+    pub timeout: Duration,
+    /// Prefix of every key.
+    pub key_prefix: String,
+}
+
+/// One counter to check: its key and GCRA parameters.
+#[derive(Debug)]
+pub(crate) struct Cell {
+    pub(crate) key: String,
+    pub(crate) interval: Duration,
+    pub(crate) tolerance: Duration,
+}
+
+/// What the store said about a call.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Every cell had room (and counted the call).
+    Room,
+    /// Cell `.0` (0-based) had none for `.1`.
+    Full(usize, Duration),
+}
+
+/// Why the store could not decide.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No connection yet (or any more).
+    #[error("not connected to the limit store")]
+    NotConnected,
+    /// The decision took longer than the timeout.
+    #[error("the limit store did not answer within {0:?}")]
+    Timeout(Duration),
+    /// Redis answered with an error, or the connection failed.
+    #[error("limit store: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// The store's state, for `/readyz` and the metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreHealth {
+    /// Whether the latest decision (or connection attempt) succeeded.
+    pub up: bool,
+    /// Decisions the store could not make since start.
+    pub errors: u64,
+    /// The latest error, if the store is down.
+    pub last_error: Option<String>,
+}
+
+/// The Redis store of one configuration.
+pub(crate) struct Store {
+    conn: Arc<ArcSwapOption<ConnectionManager>>,
+    script: Script,
+    timeout: Duration,
+    prefix: String,
+    up: Arc<AtomicBool>,
+    errors: AtomicU64,
+    last_error: Arc<ArcSwapOption<String>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// A store for `settings`, connecting in the background (a store that
+    /// is down at start is a store error until it comes up).
+    ///
+    /// # Errors
+    ///
+    /// A URL the Redis client cannot use.
+    pub(crate) fn connect(settings: &StoreSettings) -> Result<Store, StoreError> {
+        let mut info = settings.url.as_str().into_connection_info()?;
+        if let Some(password) = &settings.password {
+            let redis = info.redis_settings().clone().set_password(password);
+            info = info.set_redis_settings(redis);
+        }
+        let client = Client::open(info)?;
+        let store = Store {
+            conn: Arc::new(ArcSwapOption::empty()),
+            script: Script::new(SCRIPT),
+            timeout: settings.timeout,
+            prefix: settings.key_prefix.clone(),
+            up: Arc::new(AtomicBool::new(false)),
+            errors: AtomicU64::new(0),
+            last_error: Arc::new(ArcSwapOption::from_pointee("connecting".to_owned())),
+        };
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(settings.timeout.max(Duration::from_millis(500))))
+            .set_response_timeout(Some(settings.timeout))
+            .set_max_delay(Duration::from_secs(2));
+        let slot = Arc::downgrade(&store.conn);
+        tokio::spawn(dial(client, config, slot, store.up.clone(), store.last_error.clone()));
+        Ok(store)
+    }
+
+    /// The key of `rule`'s counter for `key`.
+    pub(crate) fn key(&self, rule: &str, key: &str) -> String {
+        format!("{}:rl:{rule}:{key}", self.prefix)
+    }
+
+    /// Count a call against `cells` in one round trip.
+    pub(crate) async fn check(&self, cells: &[Cell]) -> Result<Verdict, StoreError> {
+        let result = self.round_trip(cells).await;
+        match &result {
+            Ok(_) => {
+                self.up.store(true, Ordering::Relaxed);
+                self.last_error.store(None);
+            }
+            Err(e) => {
+                self.up.store(false, Ordering::Relaxed);
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                self.last_error.store(Some(Arc::new(e.to_string())));
+            }
+        }
+        result
+    }
+
+    async fn round_trip(&self, cells: &[Cell]) -> Result<Verdict, StoreError> {
+        let Some(conn) = self.conn.load_full() else {
+            return Err(StoreError::NotConnected);
+        };
+        let mut conn = ConnectionManager::clone(&conn);
+        let mut call = self.script.prepare_invoke();
+        for c in cells {
+            call.key(&c.key).arg(micros(c.interval)).arg(micros(c.tolerance));
+        }
+        let (index, wait): (i64, i64) = tokio::time::timeout(self.timeout, call.invoke_async(&mut conn))
+            .await
+            .map_err(|_| StoreError::Timeout(self.timeout))??;
+        Ok(match usize::try_from(index) {
+            Ok(0) | Err(_) => Verdict::Room,
+            Ok(i) => Verdict::Full(i - 1, Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
+        })
+    }
+
+    /// The store's state.
+    pub(crate) fn health(&self) -> StoreHealth {
+        let up = self.up.load(Ordering::Relaxed);
+        StoreHealth {
+            up,
+            errors: self.errors.load(Ordering::Relaxed),
+            last_error: if up {
+                None
+            } else {
+                self.last_error.load_full().map(|e| e.to_string())
+            },
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Connect, retrying until the first connection succeeds (or the store is
+/// dropped); the connection manager reconnects by itself after that.
+async fn dial(
+    client: Client,
+    config: ConnectionManagerConfig,
+    slot: std::sync::Weak<ArcSwapOption<ConnectionManager>>,
+    up: Arc<AtomicBool>,
+    last_error: Arc<ArcSwapOption<String>>,
+) {
+    let mut delay = Duration::from_millis(100);
+    while slot.strong_count() > 0 {
+        match ConnectionManager::new_with_config(client.clone(), config.clone()).await {
+            Ok(conn) => {
+                if let Some(slot) = slot.upgrade() {
+                    slot.store(Some(Arc::new(conn)));
+                }
+                up.store(true, Ordering::Relaxed);
+                last_error.store(None);
+                tracing::info!("connected to the limit store");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "limit store unreachable; retrying");
+                last_error.store(Some(Arc::new(e.to_string())));
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}

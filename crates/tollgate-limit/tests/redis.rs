@@ -1,0 +1,144 @@
+//! The shared store against a real `redis-server` on loopback: two
+//! limiters (two replicas) share one count, and a Redis restart is a store
+//! error the rules survive, then recover from by themselves.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tollgate_config::{OnStoreError, RateKey, RateRule};
+use tollgate_limit::{Call, Limiter, StoreSettings};
+
+/// A `redis-server` on a free loopback port, killed on drop.
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    async fn start(port: Option<u16>) -> Redis {
+        let port = port.unwrap_or_else(|| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+        let mut child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server on PATH (scripts/install-test-deps.sh installs it)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Redis { child, port };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("redis-server did not start on {port}");
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rule(on_store_error: OnStoreError) -> RateRule {
+    RateRule {
+        id: "per-user".into(),
+        routes: Vec::new(),
+        methods: Vec::new(),
+        tools: Vec::new(),
+        principals: Vec::new(),
+        teams: Vec::new(),
+        per: RateKey::Principal,
+        rate: 4,
+        period: Duration::from_secs(60),
+        burst: None,
+        on_store_error,
+    }
+}
+
+fn settings(port: u16) -> StoreSettings {
+    StoreSettings {
+        url: format!("redis://127.0.0.1:{port}"),
+        password: None,
+        timeout: Duration::from_millis(200),
+        key_prefix: format!("t{port}"),
+    }
+}
+
+fn call(who: &str) -> Call<'_> {
+    Call {
+        route: "github",
+        method: "tools/call",
+        name: Some("create_issue"),
+        principal: Some(who),
+        ..Call::default()
+    }
+}
+
+/// Wait until the limiter's store is connected.
+async fn connected(limiter: &Limiter) {
+    for _ in 0..100 {
+        if limiter.store_health().is_some_and(|h| h.up) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never connected: {:?}", limiter.store_health());
+}
+
+#[tokio::test]
+async fn two_replicas_share_one_count_and_survive_a_restart() {
+    let redis = Redis::start(None).await;
+    let rules = [rule(OnStoreError::Deny)];
+    let one = Limiter::with_store(&rules, &settings(redis.port), 2).unwrap();
+    let two = Limiter::with_store(&rules, &settings(redis.port), 2).unwrap();
+    connected(&one).await;
+    connected(&two).await;
+
+    // 4 a minute for alice, whichever replica she reaches.
+    let mut allowed = 0;
+    for i in 0..8 {
+        let limiter = if i % 2 == 0 { &one } else { &two };
+        if limiter.check(&call("alice")).await.is_ok() {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 4);
+    let refusal = two.check(&call("alice")).await.unwrap_err();
+    assert!(!refusal.store_unavailable);
+    assert!(refusal.retry_after > Duration::from_secs(10) && refusal.retry_after <= Duration::from_secs(15));
+    one.check(&call("bob")).await.unwrap();
+
+    // Redis goes away: the rule denies, and says why.
+    let port = redis.port;
+    drop(redis);
+    let refusal = one.check(&call("carol")).await.unwrap_err();
+    assert!(refusal.store_unavailable, "{refusal:?}");
+    assert!(!one.store_health().unwrap().up);
+
+    // It comes back (empty): the same connection recovers by itself.
+    let _redis = Redis::start(Some(port)).await;
+    let mut recovered = false;
+    for _ in 0..100 {
+        if one.check(&call("carol")).await.is_ok() {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(recovered, "{:?}", one.store_health());
+    assert!(one.store_health().unwrap().up);
+}
