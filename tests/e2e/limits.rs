@@ -2,10 +2,13 @@
 //! real signed tokens: counted per verified principal, on a route and on a
 //! virtual server, refused with 429, `Retry-After` and the documented
 //! JSON-RPC error, recorded with the rule's id and counted per rule;
-//! `shared`: three replicas sharing their counters through Redis.
+//! `shared`: three replicas sharing their counters through Redis;
+//! `budgets`: a team's token budget warns, then refuses.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+#[path = "limits/budgets.rs"]
+mod budgets;
 #[path = "limits/shared.rs"]
 mod shared;
 

@@ -32,6 +32,8 @@ pub struct Exchange {
     pub body: Vec<u8>,
     /// The `Mcp-Session-Id` response header, when there is one.
     pub session_id: Option<String>,
+    /// The `Tollgate-Budget-Remaining` response header, when there is one.
+    pub budget_remaining: Option<u64>,
 }
 
 impl Exchange {
@@ -46,6 +48,10 @@ impl Exchange {
             .headers()
             .get("mcp-session-id")
             .map(|v| v.to_str().unwrap().to_owned());
+        let budget_remaining = res
+            .headers()
+            .get("tollgate-budget-remaining")
+            .map(|v| v.to_str().unwrap().parse().unwrap());
         let body = res.bytes().await.unwrap().to_vec();
         Exchange {
             request_id,
@@ -53,6 +59,7 @@ impl Exchange {
             sent,
             body,
             session_id,
+            budget_remaining,
         }
     }
 

@@ -105,6 +105,10 @@ impl AuditObserver {
         rec.method = method(e);
         rec.name = e.name.as_deref().map(str::to_owned);
         rec.rate_limit_rule.clone_from(&s.limited_by);
+        if let Some(b) = &s.budget {
+            rec.budget = Some(b.id.clone());
+            rec.budget_warning = b.warn;
+        }
         if let Some(via) = &s.via {
             rec.virtual_server = Some(via.virtual_server.clone());
             rec.exposed_name.clone_from(&via.exposed_name);

@@ -62,6 +62,14 @@ pub struct CallRecord {
     /// The `[[limits.rules]]` rule that refused the call (`rate_limited`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit_rule: Option<Arc<str>>,
+    /// The `[[limits.budgets]]` budget that refused the call
+    /// (`budget_exhausted`) or that it counted against past its warning
+    /// share (`budget_warning`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Arc<str>>,
+    /// The call counted against `budget` past its `warn_at` share.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_warning: bool,
     /// The upstream URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Arc<str>>,
@@ -152,6 +160,8 @@ impl CallRecord {
             virtual_server: None,
             exposed_name: None,
             rate_limit_rule: None,
+            budget: None,
+            budget_warning: false,
             upstream: None,
             server_version: None,
             approved_by: None,

@@ -7,6 +7,7 @@
 
 mod audit;
 mod auth;
+mod budget;
 mod catalog;
 mod error;
 mod keyfile;
@@ -25,6 +26,7 @@ pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
     SigningAlgorithm, StaticCredential,
 };
+pub use budget::{Budget, BudgetKey, BudgetPeriod};
 pub use catalog::{Catalog, CatalogMode, lock_stamp, read_lock_text, write_lock_text};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;

@@ -145,6 +145,11 @@ pub struct Limits {
     /// Where the rules' counters are shared between replicas; counters
     /// live in each process without it.
     pub redis: Option<crate::RedisStore>,
+    /// Token budgets (`[[limits.budgets]]`).
+    pub budgets: Vec<crate::Budget>,
+    /// The IANA time zone budget periods are counted in (`"UTC"`,
+    /// `"Europe/Berlin"`).
+    pub time_zone: String,
 }
 
 impl Default for Limits {
@@ -156,6 +161,8 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(10),
             rules: Vec::new(),
             redis: None,
+            budgets: Vec::new(),
+            time_zone: "UTC".into(),
         }
     }
 }

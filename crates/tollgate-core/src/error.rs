@@ -56,6 +56,9 @@ pub enum ErrorKind {
     MethodNotFound,
     /// A rate-limit rule has no room for the call now (`[[limits.rules]]`).
     RateLimited,
+    /// A token budget the caller counts against is spent for this period
+    /// (`[[limits.budgets]]`).
+    BudgetExhausted,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -86,7 +89,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 28] = [
+    pub const ALL: [ErrorKind; 29] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -104,6 +107,7 @@ impl ErrorKind {
         ErrorKind::UnknownName,
         ErrorKind::MethodNotFound,
         ErrorKind::RateLimited,
+        ErrorKind::BudgetExhausted,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -137,6 +141,7 @@ impl ErrorKind {
             ErrorKind::UnknownName => "unknown_name",
             ErrorKind::MethodNotFound => "method_not_found",
             ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

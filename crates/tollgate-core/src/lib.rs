@@ -17,5 +17,6 @@ pub use call::{CallIdentity, Era, McpMethod};
 pub use error::{Classify, ErrorKind};
 pub use principal::{Principal, PrincipalKind};
 pub use summary::{
-    Answer, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage, Via,
+    Answer, BudgetNote, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage,
+    Via,
 };

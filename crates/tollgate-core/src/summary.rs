@@ -192,6 +192,20 @@ pub struct CallSummary {
     pub via: Option<Arc<Via>>,
     /// The rate-limit rule that refused the call.
     pub limited_by: Option<Arc<str>>,
+    /// The token budget the call counted against with the least left, when
+    /// it is past its warning share or spent (`[[limits.budgets]]`).
+    pub budget: Option<BudgetNote>,
+}
+
+/// A budget's word on a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetNote {
+    /// The budget's id.
+    pub id: Arc<str>,
+    /// Past its `warn_at` share.
+    pub warn: bool,
+    /// Spent: the call was refused.
+    pub exhausted: bool,
 }
 
 impl CallSummary {
@@ -224,6 +238,7 @@ impl CallSummary {
             payload: None,
             via: None,
             limited_by: None,
+            budget: None,
         }
     }
 

@@ -11,6 +11,7 @@
 //! by the first matching rule without room, with the time until it would
 //! have room. No HTTP here: the server maps a [`Refusal`] to 429.
 
+mod budget;
 mod store;
 
 use std::num::NonZeroU32;
@@ -22,6 +23,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tollgate_config::{OnStoreError, RateKey, RateRule};
 
+use self::budget::Budgets;
+pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, period_bounds};
 use self::store::{Cell, Store, Verdict};
 pub use self::store::{StoreError, StoreHealth, StoreSettings};
 
@@ -65,7 +68,8 @@ pub struct Refusal {
 pub struct Limiter {
     rules: Vec<Rule>,
     checks: AtomicU64,
-    store: Option<Store>,
+    store: Option<Arc<Store>>,
+    budgets: Budgets,
 }
 
 #[derive(Debug)]
@@ -90,6 +94,7 @@ impl Limiter {
             rules: rules.iter().filter_map(|r| Rule::new(r, 1)).collect(),
             checks: AtomicU64::new(0),
             store: None,
+            budgets: Budgets::default(),
         }
     }
 
@@ -103,13 +108,53 @@ impl Limiter {
         Ok(Limiter {
             rules: rules.iter().filter_map(|r| Rule::new(r, replicas)).collect(),
             checks: AtomicU64::new(0),
-            store: Some(Store::connect(settings)?),
+            store: Some(Arc::new(Store::connect(settings)?)),
+            budgets: Budgets::default(),
         })
+    }
+
+    /// This limiter with `budgets`, periods counted in the IANA time zone
+    /// `zone`.
+    #[must_use]
+    pub fn with_budgets(mut self, budgets: &[tollgate_config::Budget], zone: &str) -> Limiter {
+        self.budgets = Budgets::new(budgets, zone);
+        self
+    }
+
+    /// Whether there are neither rules nor budgets.
+    pub fn is_idle(&self) -> bool {
+        self.rules.is_empty() && self.budgets.is_empty()
+    }
+
+    /// Whether `who` may make a call under the budgets, and where it
+    /// stands.
+    ///
+    /// # Errors
+    ///
+    /// The first budget `who` has spent this period.
+    pub async fn check_budgets(&self, who: &Spender<'_>) -> Result<Option<Standing>, Exhausted> {
+        if self.budgets.is_empty() {
+            return Ok(None);
+        }
+        self.budgets.check(self.store.as_deref(), who).await
+    }
+
+    /// Add an answer's estimated `tokens` to the budgets `who` counts
+    /// against.
+    pub fn spend(&self, who: &Spender<'_>, tokens: u64) {
+        if !self.budgets.is_empty() {
+            self.budgets.spend(self.store.as_ref(), who, tokens);
+        }
+    }
+
+    /// The budgets' latest known counts, for the metrics.
+    pub fn budget_counts(&self) -> Vec<BudgetCount> {
+        self.budgets.counts_seen()
     }
 
     /// The shared store's state; `None` without one.
     pub fn store_health(&self) -> Option<StoreHealth> {
-        self.store.as_ref().map(Store::health)
+        self.store.as_deref().map(Store::health)
     }
 
     /// Whether there are no rules (the phase then does nothing).

@@ -155,17 +155,7 @@ impl Store {
     /// Count a call against `cells` in one round trip.
     pub(crate) async fn check(&self, cells: &[Cell]) -> Result<Verdict, StoreError> {
         let result = self.round_trip(cells).await;
-        match &result {
-            Ok(_) => {
-                self.up.store(true, Ordering::Relaxed);
-                self.last_error.store(None);
-            }
-            Err(e) => {
-                self.up.store(false, Ordering::Relaxed);
-                self.errors.fetch_add(1, Ordering::Relaxed);
-                self.last_error.store(Some(Arc::new(e.to_string())));
-            }
-        }
+        self.record(&result);
         result
     }
 
@@ -185,6 +175,66 @@ impl Store {
             Ok(0) | Err(_) => Verdict::Room,
             Ok(i) => Verdict::Full(i - 1, Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
         })
+    }
+
+    /// The values of `keys` (0 where unset), in one round trip.
+    pub(crate) async fn get_all(&self, keys: &[String]) -> Result<Vec<u64>, StoreError> {
+        let result = self.fetch(keys).await;
+        self.record(&result);
+        result
+    }
+
+    async fn fetch(&self, keys: &[String]) -> Result<Vec<u64>, StoreError> {
+        let Some(conn) = self.conn.load_full() else {
+            return Err(StoreError::NotConnected);
+        };
+        let mut conn = ConnectionManager::clone(&conn);
+        let mut cmd = redis::cmd("MGET");
+        cmd.arg(keys);
+        let values: Vec<Option<u64>> = tokio::time::timeout(self.timeout, cmd.query_async(&mut conn))
+            .await
+            .map_err(|_| StoreError::Timeout(self.timeout))??;
+        Ok(values.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    /// Add `n` to `key`, which expires at `expire_at` (Unix seconds).
+    pub(crate) async fn add(&self, key: &str, n: u64, expire_at: i64) -> Result<(), StoreError> {
+        let result = self.increment(key, n, expire_at).await;
+        self.record(&result);
+        result
+    }
+
+    async fn increment(&self, key: &str, n: u64, expire_at: i64) -> Result<(), StoreError> {
+        let Some(conn) = self.conn.load_full() else {
+            return Err(StoreError::NotConnected);
+        };
+        let mut conn = ConnectionManager::clone(&conn);
+        let mut pipe = redis::pipe();
+        pipe.atomic().cmd("INCRBY").arg(key).arg(n).ignore();
+        pipe.cmd("EXPIREAT").arg(key).arg(expire_at).ignore();
+        tokio::time::timeout(self.timeout, pipe.query_async::<()>(&mut conn))
+            .await
+            .map_err(|_| StoreError::Timeout(self.timeout))??;
+        Ok(())
+    }
+
+    /// The key of a budget's count.
+    pub(crate) fn budget_key(&self, count: &str) -> String {
+        format!("{}:budget:{count}", self.prefix)
+    }
+
+    fn record<T>(&self, result: &Result<T, StoreError>) {
+        match result {
+            Ok(_) => {
+                self.up.store(true, Ordering::Relaxed);
+                self.last_error.store(None);
+            }
+            Err(e) => {
+                self.up.store(false, Ordering::Relaxed);
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                self.last_error.store(Some(Arc::new(e.to_string())));
+            }
+        }
     }
 
     /// The store's state.

@@ -162,3 +162,45 @@ fn a_store_url_the_client_cannot_use_is_refused() {
     let _guard = runtime.enter();
     assert!(Limiter::with_store(&[], &settings, 1).is_err());
 }
+
+fn budget(tokens: u64) -> tollgate_config::Budget {
+    tollgate_config::Budget {
+        id: "payments-monthly".into(),
+        per: tollgate_config::BudgetKey::Team,
+        keys: vec!["payments".into()],
+        routes: Vec::new(),
+        period: tollgate_config::BudgetPeriod::Month,
+        tokens,
+        warn_at: 0.8,
+        on_store_error: OnStoreError::Local,
+    }
+}
+
+fn spender(team: &str) -> super::Spender<'_> {
+    super::Spender {
+        route: "github",
+        principal: Some("alice"),
+        team: Some(team),
+        ..super::Spender::default()
+    }
+}
+
+#[tokio::test]
+async fn a_budget_warns_past_its_share_then_refuses_until_the_period_ends() {
+    let limiter = Limiter::new(&[]).with_budgets(&[budget(1000)], "Europe/Berlin");
+    assert!(!limiter.is_idle());
+    let s = limiter.check_budgets(&spender("payments")).await.unwrap().unwrap();
+    assert_eq!((s.remaining, s.warn), (1000, false));
+    limiter.spend(&spender("payments"), 850);
+    let s = limiter.check_budgets(&spender("payments")).await.unwrap().unwrap();
+    assert_eq!((&*s.budget, s.remaining, s.warn), ("payments-monthly", 150, true));
+    // Another team is not under this budget.
+    assert_eq!(limiter.check_budgets(&spender("search")).await.unwrap(), None);
+    limiter.spend(&spender("payments"), 150);
+    let e = limiter.check_budgets(&spender("payments")).await.unwrap_err();
+    assert_eq!(&*e.budget, "payments-monthly");
+    assert!(e.resets_in > Duration::ZERO && e.resets_in <= Duration::from_secs(31 * 86_400));
+    assert!(!e.store_unavailable);
+    let counts = limiter.budget_counts();
+    assert_eq!((counts[0].spent, counts[0].tokens), (1000, 1000));
+}

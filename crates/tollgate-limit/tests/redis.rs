@@ -142,3 +142,54 @@ async fn two_replicas_share_one_count_and_survive_a_restart() {
     assert!(recovered, "{:?}", one.store_health());
     assert!(one.store_health().unwrap().up);
 }
+
+#[tokio::test]
+async fn a_budget_spent_on_one_replica_is_spent_on_the_other() {
+    let redis = Redis::start(None).await;
+    let budget = tollgate_config::Budget {
+        id: "team-daily".into(),
+        per: tollgate_config::BudgetKey::Team,
+        keys: Vec::new(),
+        routes: Vec::new(),
+        period: tollgate_config::BudgetPeriod::Day,
+        tokens: 500,
+        warn_at: 0.5,
+        on_store_error: OnStoreError::Deny,
+    };
+    let one = Limiter::with_store(&[], &settings(redis.port), 2)
+        .unwrap()
+        .with_budgets(std::slice::from_ref(&budget), "UTC");
+    let two = Limiter::with_store(&[], &settings(redis.port), 2)
+        .unwrap()
+        .with_budgets(&[budget], "UTC");
+    connected(&one).await;
+    connected(&two).await;
+    let who = tollgate_limit::Spender {
+        route: "github",
+        principal: Some("alice"),
+        team: Some("payments"),
+        ..tollgate_limit::Spender::default()
+    };
+    one.spend(&who, 300);
+    let mut standing = None;
+    for _ in 0..50 {
+        standing = two.check_budgets(&who).await.unwrap();
+        if standing.as_ref().is_some_and(|s| s.remaining == 200) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(standing.map(|s| (s.remaining, s.warn)), Some((200, true)));
+    two.spend(&who, 200);
+    for _ in 0..50 {
+        if one.check_budgets(&who).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = one.check_budgets(&who).await.unwrap_err();
+    assert_eq!((&*refused.budget, refused.store_unavailable), ("team-daily", false));
+    drop(redis);
+    let refused = one.check_budgets(&who).await.unwrap_err();
+    assert!(refused.store_unavailable, "deny while the store is down");
+}

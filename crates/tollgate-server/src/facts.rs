@@ -131,6 +131,9 @@ pub(crate) struct Facts {
     pub(crate) hidden: Option<Hidden>,
     /// The rate-limit rule that refused the call.
     pub(crate) limited: Option<Arc<str>>,
+    /// The budget that refused the call, or that it counts against past
+    /// its warning share.
+    pub(crate) budget: Option<tollgate_core::BudgetNote>,
 }
 
 impl Facts {
@@ -154,6 +157,7 @@ impl Facts {
             forwarded: None,
             hidden: None,
             limited: None,
+            budget: None,
         })
     }
 
@@ -192,7 +196,13 @@ impl Facts {
         self
     }
 
-    /// The upstream was called.
+    /// A budget spoke about the call.
+    pub(crate) fn budgeted(mut self: Box<Self>, note: Option<tollgate_core::BudgetNote>) -> Box<Facts> {
+        self.budget = note;
+        self
+    }
+
+    /// A rate-limit rule refused the call.
     pub(crate) fn limited(mut self: Box<Self>, rule: Arc<str>) -> Box<Facts> {
         self.limited = Some(rule);
         self

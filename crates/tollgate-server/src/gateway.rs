@@ -134,7 +134,10 @@ impl Gateway {
             estimator: TokenEstimator::from_config(&config.audit),
             limiter: Arc::new(limiter(loaded)?),
         });
-        let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CallMetrics::register(&registry)?)];
+        let mut observers: Vec<Arc<dyn CallObserver>> = vec![
+            Arc::new(CallMetrics::register(&registry)?),
+            Arc::new(crate::spend::SpendObserver::new(shared.limiter.clone())),
+        ];
         observers.extend(extra);
         let context = RouteContext {
             config,
@@ -405,7 +408,7 @@ fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
 fn limiter(loaded: &Loaded) -> Result<tollgate_limit::Limiter, GatewayError> {
     let limits = &loaded.config.limits;
     let Some(redis) = &limits.redis else {
-        return Ok(tollgate_limit::Limiter::new(&limits.rules));
+        return Ok(tollgate_limit::Limiter::new(&limits.rules).with_budgets(&limits.budgets, &limits.time_zone));
     };
     let password = loaded
         .limit_store_password
@@ -418,6 +421,7 @@ fn limiter(loaded: &Loaded) -> Result<tollgate_limit::Limiter, GatewayError> {
         key_prefix: redis.key_prefix.clone(),
     };
     tollgate_limit::Limiter::with_store(&limits.rules, &settings, redis.replicas)
+        .map(|l| l.with_budgets(&limits.budgets, &limits.time_zone))
         .map_err(|e| GatewayError::LimitStore(e.to_string()))
 }
 

@@ -25,6 +25,7 @@ mod runtime;
 mod serve;
 mod services;
 mod session;
+mod spend;
 mod stack;
 mod summary;
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub(crate) mod admit;
 pub(crate) mod authenticate;
 pub(crate) mod authorize;
+pub(crate) mod budget;
 pub(crate) mod classify;
 pub(crate) mod credential;
 pub(crate) mod forward;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! admit → route → classify → authenticate → identify → gate
-//!       → authorize → limit → credential → forward → respond
+//!       → authorize → limit → budget → credential → forward → respond
 //! ```
 //!
 //! `admit` and `route` run in the front service ([`Front::call`]) for
@@ -34,6 +34,7 @@ use crate::facts::{Arrival, Facts, Identified};
 use crate::phase::admit::{Admission, admit};
 use crate::phase::authenticate::authenticate;
 use crate::phase::authorize::authorize;
+use crate::phase::budget::budget;
 use crate::phase::classify::classify;
 use crate::phase::credential::credential;
 use crate::phase::forward::{durable, forward};
@@ -85,6 +86,11 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     if let Err((rule, rejection)) = limit(route, &facts).await {
         return refuse(route, facts.limited(rule), rejection);
     }
+    let standing = match budget(route, &facts).await {
+        Ok(standing) => standing,
+        Err((note, rejection)) => return refuse(route, facts.budgeted(Some(note)), rejection),
+    };
+    let facts = facts.budgeted(standing.as_ref().and_then(crate::phase::budget::note));
     let outbound = phase!(route, facts, credential(route, &facts, &parts).await);
     if let Some(intent) = durable(route, &facts) {
         phase!(route, facts, intent.await);
@@ -92,7 +98,12 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     let (forwarded, answer) = forward(route, &facts, parts, body, outbound).await;
     let facts = facts.forwarded(forwarded);
     let res = phase!(route, facts, answer);
-    respond(route, facts, res).await
+    let mut res = respond(route, facts, res).await;
+    if let Some(standing) = &standing {
+        res.headers_mut()
+            .insert(crate::phase::budget::REMAINING, crate::phase::budget::header(standing));
+    }
+    res
 }
 
 /// Start the request's server span once the call is known, and name the

@@ -115,6 +115,7 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         payload: None,
         via: facts.arrival.via.clone(),
         limited_by: facts.limited.clone(),
+        budget: facts.budget.clone(),
     }
 }
 

@@ -81,8 +81,15 @@ pub(crate) struct UsageArgs {
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Group by team, cost_center, subject, server, tool or trace.
-    #[arg(long, value_name = "GROUP")]
-    by: GroupBy,
+    #[arg(long, value_name = "GROUP", required_unless_present = "budgets")]
+    by: Option<GroupBy>,
+    /// Instead: each `[[limits.budgets]]` budget of `--config` this period,
+    /// its spend, what is left and the projected spend at the period's end.
+    #[arg(long, requires = "config", conflicts_with = "by")]
+    budgets: bool,
+    /// The gateway configuration whose budgets `--budgets` reports.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     window: Window,
     /// `table` (with a TOTAL line), `csv` (no total) or `json` (rows and
@@ -202,11 +209,32 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
 }
 
 fn usage(args: &UsageArgs) -> Result<(), Stop> {
-    let report = spend::report(&args.paths, args.by, args.window.since, args.window.until).map_err(query_stop)?;
+    let (Some(by), false) = (args.by, args.budgets) else {
+        return budget_usage(args);
+    };
+    let report = spend::report(&args.paths, by, args.window.since, args.window.until).map_err(query_stop)?;
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
         UsageOutput::Csv => render::usage_csv(&report),
         UsageOutput::Json => render::usage_json(&report),
+    };
+    print(&text)
+}
+
+/// `tollgate usage --budgets --config FILE`.
+fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
+    let path = args
+        .config
+        .as_deref()
+        .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
+    let loaded = tollgate_config::load(path, &tollgate_config::ProcessEnvironment)
+        .map_err(|e| Stop::Run(anyhow::anyhow!("{e}")))?;
+    let now = args.window.until.unwrap_or_else(SystemTime::now);
+    let rows = crate::budgets::report(&args.paths, &loaded.config, now).map_err(query_stop)?;
+    let text = match args.format {
+        UsageOutput::Table => crate::budgets::table(&rows),
+        UsageOutput::Csv => crate::budgets::csv(&rows),
+        UsageOutput::Json => crate::budgets::json(&rows),
     };
     print(&text)
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod audit_cmd;
+mod budgets;
 mod catalog_cmd;
 mod policy_cmd;
 mod render;

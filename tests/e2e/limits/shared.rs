@@ -15,6 +15,7 @@ fn config(issuer: &TestIssuer, demo: &Demo, redis: &RedisServer) -> String {
         "{}\n[limits.redis]\nurl = \"{}\"\nreplicas = 3\ntimeout = \"200ms\"\n\n\
          [[limits.rules]]\nid = \"echo-per-user\"\ntools = [\"echo\"]\nrate = 6\nperiod = \"1m\"\n\n\
          [[limits.rules]]\nid = \"add-strict\"\ntools = [\"add\"]\nrate = 100\nperiod = \"1m\"\non_store_error = \"deny\"\n\n\
+         [[limits.budgets]]\nid = \"dave-daily\"\nper = \"principal\"\nkeys = [\"dave\"]\nperiod = \"day\"\ntokens = 50\n\n\
          [[servers]]\nname = \"demo\"\nurl = \"{}\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
         issuer.config(),
         redis.url(),
@@ -79,6 +80,24 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
         metric(&metrics(&replicas[0]).await, "tollgate_limit_store_up", &[]),
         1.0
     );
+
+    // dave spends his daily budget on one replica: every replica refuses him.
+    let dave = token("dave");
+    let big = "y".repeat(400);
+    let ex = tool(replicas[0].url("demo"), &dave, 1, "echo", json!({"text": big})).await;
+    assert_eq!(ex.status, 200, "{ex:?}");
+    for gw in &replicas {
+        let mut last = (0, String::new());
+        for i in 0..40 {
+            let ex = tool(gw.url("demo"), &dave, 10 + i, "add", json!({"a": 1, "b": 2})).await;
+            last = error(&ex);
+            if ex.status == 429 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(last, (429, "Budget exhausted: dave-daily".into()));
+    }
 
     // Redis dies: "deny" refuses, "local" counts a third of the rate here.
     redis.kill().await;

@@ -49,8 +49,57 @@ fn validate_store(c: &Config, out: &mut Problems) {
     }
 }
 
+fn budget_key(i: usize, field: &str) -> Vec<Seg> {
+    vec![
+        Seg::Key("limits".into()),
+        Seg::Key("budgets".into()),
+        Seg::Index(i),
+        Seg::Key(field.into()),
+    ]
+}
+
+/// `[[limits.budgets]]` and `[limits] time_zone`.
+fn validate_budgets(c: &Config, out: &mut Problems) {
+    if jiff::tz::TimeZone::get(&c.limits.time_zone).is_err() {
+        out.push((
+            vec![Seg::Key("limits".into()), Seg::Key("time_zone".into())],
+            format!(
+                "unknown time zone {:?} (an IANA name such as \"Europe/Berlin\")",
+                c.limits.time_zone
+            ),
+        ));
+    }
+    let mut ids = HashSet::new();
+    for (i, b) in c.limits.budgets.iter().enumerate() {
+        if b.id.trim().is_empty() {
+            out.push((budget_key(i, "id"), "must not be empty".into()));
+        } else if !ids.insert(b.id.as_str()) {
+            out.push((budget_key(i, "id"), format!("duplicate budget id {:?}", b.id)));
+        }
+        if b.tokens == 0 {
+            out.push((budget_key(i, "tokens"), "must be at least 1".into()));
+        }
+        if !(b.warn_at > 0.0 && b.warn_at <= 1.0) {
+            out.push((budget_key(i, "warn_at"), "must be a share in (0, 1]".into()));
+        }
+        for route in &b.routes {
+            if !known_route(c, route) {
+                out.push((
+                    budget_key(i, "routes"),
+                    format!("no server or virtual server named {route:?}"),
+                ));
+            }
+        }
+    }
+}
+
+fn known_route(c: &Config, route: &str) -> bool {
+    c.servers.iter().any(|s| s.name.as_str() == route) || c.virtual_servers.iter().any(|v| v.name.as_str() == route)
+}
+
 pub(super) fn validate(c: &Config, out: &mut Problems) {
     validate_store(c, out);
+    validate_budgets(c, out);
     let mut ids = HashSet::new();
     for (i, r) in c.limits.rules.iter().enumerate() {
         if r.id.trim().is_empty() {
@@ -70,9 +119,7 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
             out.push((rule_key(i, "rate"), "is more than one call per nanosecond".into()));
         }
         for route in &r.routes {
-            let known = c.servers.iter().any(|s| s.name.as_str() == route)
-                || c.virtual_servers.iter().any(|v| v.name.as_str() == route);
-            if !known {
+            if !known_route(c, route) {
                 out.push((
                     rule_key(i, "routes"),
                     format!("no server or virtual server named {route:?}"),

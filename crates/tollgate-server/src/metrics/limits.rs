@@ -16,6 +16,8 @@ pub(crate) struct LimitCollector {
     refusals: IntGaugeVec,
     store_up: IntGauge,
     store_errors: IntGauge,
+    budget_spent: IntGaugeVec,
+    budget_tokens: IntGaugeVec,
 }
 
 impl LimitCollector {
@@ -35,11 +37,27 @@ impl LimitCollector {
             "tollgate_limit_store_errors",
             "Limit decisions the shared store could not make since start (timeouts, no connection, errors).",
         )?;
+        let budget_spent = IntGaugeVec::new(
+            Opts::new(
+                "tollgate_budget_spent_tokens",
+                "Estimated tokens spent this period under a [[limits.budgets]] budget, by budget and key (team, cost centre or principal), as last seen by this replica.",
+            ),
+            &["budget", "key"],
+        )?;
+        let budget_tokens = IntGaugeVec::new(
+            Opts::new(
+                "tollgate_budget_limit_tokens",
+                "The cap of a [[limits.budgets]] budget per period, by budget and key.",
+            ),
+            &["budget", "key"],
+        )?;
         Ok(LimitCollector {
             limiter,
             refusals,
             store_up,
             store_errors,
+            budget_spent,
+            budget_tokens,
         })
     }
 }
@@ -47,6 +65,8 @@ impl LimitCollector {
 impl Collector for LimitCollector {
     fn desc(&self) -> Vec<&Desc> {
         let mut desc = self.refusals.desc();
+        desc.extend(self.budget_spent.desc());
+        desc.extend(self.budget_tokens.desc());
         if self.limiter.store_health().is_some() {
             desc.extend(self.store_up.desc());
             desc.extend(self.store_errors.desc());
@@ -61,6 +81,14 @@ impl Collector for LimitCollector {
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let mut out = self.refusals.collect();
+        let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        for c in self.limiter.budget_counts() {
+            let labels = [&*c.budget, c.key.as_str()];
+            self.budget_spent.with_label_values(&labels).set(gauge(c.spent));
+            self.budget_tokens.with_label_values(&labels).set(gauge(c.tokens));
+        }
+        out.extend(self.budget_spent.collect());
+        out.extend(self.budget_tokens.collect());
         if let Some(h) = self.limiter.store_health() {
             self.store_up.set(i64::from(h.up));
             self.store_errors.set(i64::try_from(h.errors).unwrap_or(i64::MAX));

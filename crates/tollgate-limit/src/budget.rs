@@ -1,0 +1,310 @@
+//! Token budgets: how much of its `[[limits.budgets]]` cap a team, cost
+//! centre or principal has spent this period, and whether a new call may
+//! still go.
+//!
+//! Where it sits: the `limit` phase asks [`Budgets::check`] before the
+//! upstream is called (an exhausted budget refuses the call; a budget past
+//! its `warn_at` flags it), and an observer of the call summary adds each
+//! answer's estimated tokens with [`Budgets::spend`] when the response has
+//! ended — the same count the audit record holds. A count is kept per
+//! budget, key and period (`period` in the configured time zone); with
+//! `[limits.redis]` the counts live in Redis for every replica, and this
+//! process keeps its own share as the `local` fallback and for the metrics.
+
+mod period;
+
+/// The start and end of the `period` holding `now`, counted in the IANA
+/// time zone `zone` (UTC when unknown); `None` at the edges of the
+/// calendar. Reports use it to sum a budget's current period.
+pub fn period_bounds(
+    period: tollgate_config::BudgetPeriod,
+    zone: &str,
+    now: std::time::SystemTime,
+) -> Option<(std::time::SystemTime, std::time::SystemTime)> {
+    let zone = TimeZone::get(zone).unwrap_or(TimeZone::UTC);
+    let now = Timestamp::try_from(now).ok()?;
+    let (start, end) = period::bounds(period, &zone, now)?;
+    Some((start.into(), end.into()))
+}
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use tollgate_config::{Budget, BudgetKey, OnStoreError};
+
+use crate::store::Store;
+
+/// Who spends, as a budget looks at a call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spender<'a> {
+    /// The route the call ran on.
+    pub route: &'a str,
+    /// The virtual server it came through, if any.
+    pub via: Option<&'a str>,
+    /// The verified principal's subject.
+    pub principal: Option<&'a str>,
+    /// The principal's team.
+    pub team: Option<&'a str>,
+    /// The principal's cost centre.
+    pub cost_center: Option<&'a str>,
+}
+
+/// Where a call stands under the budgets it counts against: the one with
+/// the least left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Standing {
+    /// The budget's id.
+    pub budget: Arc<str>,
+    /// Estimated tokens left this period.
+    pub remaining: u64,
+    /// Whether a budget the call counts against is past its `warn_at`.
+    pub warn: bool,
+}
+
+/// A call refused because a budget is spent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exhausted {
+    /// The budget's id.
+    pub budget: Arc<str>,
+    /// Until the period ends.
+    pub resets_in: Duration,
+    /// When it ends (RFC 3339).
+    pub resets_at: String,
+    /// Refused because the shared store could not be reached
+    /// (`on_store_error = "deny"`).
+    pub store_unavailable: bool,
+}
+
+/// One budget's count for one key, for metrics and reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetCount {
+    /// The budget's id.
+    pub budget: Arc<str>,
+    /// The team, cost centre or principal.
+    pub key: String,
+    /// Spent this period, as last seen by this process.
+    pub spent: u64,
+    /// The cap.
+    pub tokens: u64,
+}
+
+/// The budgets of a configuration, with their counts.
+#[derive(Debug)]
+pub(crate) struct Budgets {
+    entries: Vec<Entry>,
+    zone: TimeZone,
+    /// This process's counts by count key (`id:key:period start`).
+    local: DashMap<String, u64>,
+    /// The latest total seen per budget and key (metrics).
+    seen: DashMap<(usize, String), (i64, u64)>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: Arc<str>,
+    config: Budget,
+}
+
+/// One budget a call counts against, this period.
+struct Count<'a> {
+    entry: &'a Entry,
+    index: usize,
+    key: String,
+    id: String,
+    start: i64,
+    end: Timestamp,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets::new(&[], "UTC")
+    }
+}
+
+impl Budgets {
+    /// The budgets of `config`, counted in `zone` (an IANA name; UTC when
+    /// unknown, which validation refuses).
+    pub(crate) fn new(config: &[Budget], zone: &str) -> Budgets {
+        Budgets {
+            entries: config
+                .iter()
+                .map(|b| Entry {
+                    id: Arc::from(b.id.as_str()),
+                    config: b.clone(),
+                })
+                .collect(),
+            zone: TimeZone::get(zone).unwrap_or(TimeZone::UTC),
+            local: DashMap::new(),
+            seen: DashMap::new(),
+        }
+    }
+
+    /// Whether there are no budgets.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The counts `who` adds to at `now`.
+    fn counts<'a>(&'a self, who: &Spender<'_>, now: Timestamp) -> Vec<Count<'a>> {
+        let zone = &self.zone;
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                let r = &e.config.routes;
+                r.is_empty() || r.iter().any(|r| r == who.route || who.via == Some(r.as_str()))
+            })
+            .filter_map(|(index, entry)| {
+                let key = match entry.config.per {
+                    BudgetKey::Team => who.team,
+                    BudgetKey::CostCenter => who.cost_center,
+                    BudgetKey::Principal => who.principal,
+                }?;
+                let keys = &entry.config.keys;
+                if !keys.is_empty() && !keys.iter().any(|k| k == key) {
+                    return None;
+                }
+                let (start, end) = period::bounds(entry.config.period, zone, now)?;
+                Some(Count {
+                    entry,
+                    index,
+                    id: format!("{}:{key}:{}", entry.id, start.as_second()),
+                    key: key.to_owned(),
+                    start: start.as_second(),
+                    end,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `who` may make a call now: refused when a budget it counts
+    /// against is spent; else where it stands (`None` under no budget).
+    ///
+    /// # Errors
+    ///
+    /// The first spent budget.
+    pub(crate) async fn check(&self, store: Option<&Store>, who: &Spender<'_>) -> Result<Option<Standing>, Exhausted> {
+        let now = Timestamp::now();
+        let counts = self.counts(who, now);
+        if counts.is_empty() {
+            return Ok(None);
+        }
+        let shared = match store {
+            Some(store) => {
+                let keys: Vec<String> = counts.iter().map(|c| store.budget_key(&c.id)).collect();
+                Some(store.get_all(&keys).await)
+            }
+            None => None,
+        };
+        let mut standing: Option<Standing> = None;
+        for (i, c) in counts.iter().enumerate() {
+            let spent = match &shared {
+                None => self.local_spent(&c.id),
+                Some(Ok(values)) => values.get(i).copied().unwrap_or_default(),
+                Some(Err(_)) => match c.entry.config.on_store_error {
+                    OnStoreError::Local => self.local_spent(&c.id),
+                    OnStoreError::Allow => continue,
+                    OnStoreError::Deny => return Err(exhausted(c, now, true)),
+                },
+            };
+            self.saw(c, spent);
+            let cap = c.entry.config.tokens;
+            if spent >= cap {
+                return Err(exhausted(c, now, false));
+            }
+            let warn = spent as f64 >= c.entry.config.warn_at * cap as f64;
+            let remaining = cap - spent;
+            standing = Some(match standing {
+                Some(s) if s.remaining <= remaining => Standing {
+                    warn: s.warn || warn,
+                    ..s
+                },
+                other => Standing {
+                    budget: c.entry.id.clone(),
+                    remaining,
+                    warn: warn || other.is_some_and(|s| s.warn),
+                },
+            });
+        }
+        Ok(standing)
+    }
+
+    /// Add `tokens` to every budget `who` counts against.
+    pub(crate) fn spend(&self, store: Option<&Arc<Store>>, who: &Spender<'_>, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        for c in self.counts(who, Timestamp::now()) {
+            let mut local = self.local.entry(c.id.clone()).or_insert(0);
+            *local = local.saturating_add(tokens);
+            let total = *local;
+            drop(local);
+            if store.is_none() {
+                self.saw(&c, total);
+            }
+            if let Some(store) = store {
+                let store = Arc::clone(store);
+                let key = store.budget_key(&c.id);
+                // Kept a day past the period, for reports.
+                let expire_at = c.end.as_second() + 86_400;
+                tokio::spawn(async move {
+                    if let Err(e) = store.add(&key, tokens, expire_at).await {
+                        tracing::warn!(error = %e, "budget spend not recorded in the limit store");
+                    }
+                });
+            }
+        }
+        self.sweep();
+    }
+
+    fn local_spent(&self, id: &str) -> u64 {
+        self.local.get(id).map_or(0, |v| *v)
+    }
+
+    fn saw(&self, c: &Count<'_>, spent: u64) {
+        self.seen.insert((c.index, c.key.clone()), (c.start, spent));
+    }
+
+    /// Drop this process's counts of periods that have ended.
+    fn sweep(&self) {
+        if self.local.len() > 4096 {
+            let now = Timestamp::now().as_second();
+            self.local.retain(|id, _| {
+                id.rsplit(':')
+                    .next()
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .is_some_and(|start| now - start < 32 * 86_400)
+            });
+        }
+    }
+
+    /// Each budget's latest known count per key, for the metrics.
+    pub(crate) fn counts_seen(&self) -> Vec<BudgetCount> {
+        self.seen
+            .iter()
+            .filter_map(|item| {
+                let ((index, key), (_, spent)) = item.pair();
+                let entry = self.entries.get(*index)?;
+                Some(BudgetCount {
+                    budget: entry.id.clone(),
+                    key: key.clone(),
+                    spent: *spent,
+                    tokens: entry.config.tokens,
+                })
+            })
+            .collect()
+    }
+}
+
+fn exhausted(c: &Count<'_>, now: Timestamp, store_unavailable: bool) -> Exhausted {
+    let secs = (c.end.as_second() - now.as_second()).max(1);
+    Exhausted {
+        budget: c.entry.id.clone(),
+        resets_in: Duration::from_secs(u64::try_from(secs).unwrap_or(1)),
+        resets_at: c.end.to_string(),
+        store_unavailable,
+    }
+}

@@ -1,0 +1,175 @@
+//! `tollgate usage --budgets`: each `[[limits.budgets]]` budget's spend
+//! this period, read from the audit trail — the record of truth — with
+//! what is left and where the period is heading at the current pace.
+//!
+//! A record counts as the gateway counts it: a complete record of a call
+//! the gateway did not refuse, its `tokens`, on a route the budget covers,
+//! under the budget's team, cost centre or principal.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use tollgate_audit::{CallRecord, Filter, Phase, QueryError};
+use tollgate_config::{Budget, BudgetKey, Config};
+
+/// One budget and key this period.
+#[derive(Debug)]
+pub(crate) struct BudgetRow {
+    pub(crate) budget: String,
+    pub(crate) key: String,
+    pub(crate) period: &'static str,
+    /// RFC 3339, in UTC.
+    pub(crate) start: String,
+    pub(crate) end: String,
+    pub(crate) spent: u64,
+    pub(crate) tokens: u64,
+    pub(crate) remaining: u64,
+    /// Spend at the end of the period if it goes on at the pace so far.
+    pub(crate) projected: u64,
+}
+
+/// The budgets of `config` against the records in `paths`, at `now`.
+///
+/// # Errors
+///
+/// A file that cannot be read or a malformed line.
+pub(crate) fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
+    let limits = &config.limits;
+    let periods: Vec<(SystemTime, SystemTime)> = limits
+        .budgets
+        .iter()
+        .map(|b| tollgate_limit::period_bounds(b.period, &limits.time_zone, now).unwrap_or((now, now)))
+        .collect();
+    let Some(since) = periods.iter().map(|p| p.0).min() else {
+        return Ok(Vec::new());
+    };
+    let filter = Filter {
+        since: Some(since),
+        until: Some(now),
+        ..Filter::default()
+    };
+    let mut spent: BTreeMap<(usize, String), u64> = BTreeMap::new();
+    for entry in tollgate_audit::query(paths, filter)? {
+        let r = entry?.record;
+        if r.phase != Phase::Complete || r.error.is_some() {
+            continue;
+        }
+        for (i, (b, (start, _))) in limits.budgets.iter().zip(&periods).enumerate() {
+            if r.time >= *start
+                && let Some(key) = key_of(b, &r)
+            {
+                *spent.entry((i, key.to_owned())).or_default() += r.tokens;
+            }
+        }
+    }
+    Ok(spent
+        .into_iter()
+        .filter_map(|((i, key), spent)| {
+            let b = limits.budgets.get(i)?;
+            let (start, end) = *periods.get(i)?;
+            Some(row(b, key, spent, (start, end), now))
+        })
+        .collect())
+}
+
+/// The key `r` counts under in `b`, if it counts.
+fn key_of<'r>(b: &Budget, r: &'r CallRecord) -> Option<&'r str> {
+    let routes = &b.routes;
+    let on_route = routes.is_empty()
+        || routes
+            .iter()
+            .any(|x| *x == *r.route || r.virtual_server.as_deref() == Some(x.as_str()));
+    if !on_route {
+        return None;
+    }
+    let p = r.principal.as_deref()?;
+    let key = match b.per {
+        BudgetKey::Team => p.team.as_deref()?,
+        BudgetKey::CostCenter => p.cost_center.as_deref()?,
+        BudgetKey::Principal => p.subject.as_str(),
+    };
+    (b.keys.is_empty() || b.keys.iter().any(|k| k == key)).then_some(key)
+}
+
+fn row(b: &Budget, key: String, spent: u64, (start, end): (SystemTime, SystemTime), now: SystemTime) -> BudgetRow {
+    let elapsed = now.duration_since(start).unwrap_or_default().as_secs_f64();
+    let length = end.duration_since(start).unwrap_or_default().as_secs_f64();
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a projection"
+    )]
+    let projected = if elapsed > 0.0 {
+        (spent as f64 * length / elapsed) as u64
+    } else {
+        spent
+    };
+    BudgetRow {
+        budget: b.id.clone(),
+        key,
+        period: b.period.as_str(),
+        start: rfc3339(start),
+        end: rfc3339(end),
+        spent,
+        tokens: b.tokens,
+        remaining: b.tokens.saturating_sub(spent),
+        projected,
+    }
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// The rows as an aligned table.
+pub(crate) fn table(rows: &[BudgetRow]) -> String {
+    let mut out = format!(
+        "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {}\n",
+        "BUDGET", "KEY", "PERIOD", "SPENT", "LIMIT", "REMAINING", "PROJECTED", "ENDS"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {}\n",
+            r.budget, r.key, r.period, r.spent, r.tokens, r.remaining, r.projected, r.end
+        ));
+    }
+    out
+}
+
+/// The rows as a JSON document: `{"budgets": [...]}`.
+pub(crate) fn json(rows: &[BudgetRow]) -> String {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "budget": r.budget, "key": r.key, "period": r.period,
+                "start": r.start, "end": r.end, "spent": r.spent, "tokens": r.tokens,
+                "remaining": r.remaining, "projected": r.projected,
+            })
+        })
+        .collect();
+    serde_json::json!({ "budgets": rows }).to_string()
+}
+
+/// The rows as CSV.
+pub(crate) fn csv(rows: &[BudgetRow]) -> String {
+    let mut out = String::from("budget,key,period,start,end,spent,tokens,remaining,projected\n");
+    for r in rows {
+        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{}\n",
+            quote(&r.budget),
+            quote(&r.key),
+            r.period,
+            r.start,
+            r.end,
+            r.spent,
+            r.tokens,
+            r.remaining,
+            r.projected
+        ));
+    }
+    out
+}
