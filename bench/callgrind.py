@@ -8,8 +8,10 @@ line tables) and runs this script, which:
    --instr-atstart=no`, the benchmark's Tollgate processes: the pure proxy
    (bench/conf/tollgate.toml: arms Cu, Cv, Cl), the audit process (Ca) and
    the full pipeline (Cf, with the bench policies and a minted token, as in
-   `make bench`), plus nginx as a proxy (arm B, `master_process off`) as a
-   reference that is not gated;
+   `make bench`), the virtual-server process (Cm: a member's own route, Vc:
+   the same call through a virtual server; its members' catalogs come from
+   bench/lib/catalog_stub.py, run natively), plus nginx as a proxy (arm B,
+   `master_process off`) as a reference that is not gated;
 2. for each arm in turn, over one kept-alive connection from a raw-socket
    client: WARMUP requests (instrumentation off), `callgrind_control -i on`,
    exactly N sequential requests, `-i off`, `callgrind_control -d` (one dump
@@ -36,7 +38,7 @@ Environment (all optional):
   TOLLGATE_BIN                 the gateway binary (make callgrind sets it)
   CALLGRIND_REQUESTS=2000      measured requests per arm
   CALLGRIND_WARMUP=200         warm-up requests per arm (not measured)
-  CALLGRIND_ARMS=Cu,Cv,...     a subset of Cu Cv Cl Ca Cf B
+  CALLGRIND_ARMS=Cu,Cv,...     a subset of Cu Cv Cl Ca Cf Cm Vc B
   CALLGRIND_TOLERANCE=3        % above the baseline that fails the gate
   CALLGRIND_UPDATE_BASELINE=1  write the baseline from this run
   CALLGRIND_PORT_BASE=28180    ports (a different range than make bench)
@@ -69,10 +71,11 @@ os.environ.setdefault("BENCH_WORK", str(BENCH / ".work" / f"callgrind-{os.getpid
 sys.path.insert(0, str(BENCH / "lib"))
 
 from pipeline import mint_token, prepare_policies  # noqa: E402
-from procs import Procs, port_free, render, wait_port, wait_ready  # noqa: E402
+from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
 from rawhttp import make_body, raw_request, read_response, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
-    ARM_BY_NAME, ARM_HEADERS, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, WORK, arm_headers, log,
+    ARM_BY_NAME, ARM_HEADERS, CATALOGS, LIB, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, VIRTUAL_EXPOSED, WORK,
+    arm_headers, log,
 )
 
 N = int(os.environ.get("CALLGRIND_REQUESTS", "2000"))
@@ -87,12 +90,13 @@ PROCESSES = {
     "tollgate": ("tollgate", "tollgate.toml", ("Cu", "Cv", "Cl")),
     "tollgate-audit": ("tollgate", "tollgate-audit.toml", ("Ca",)),
     "tollgate-full": ("tollgate", "tollgate-full.toml", ("Cf",)),
+    "tollgate-virtual": ("tollgate", "tollgate-virtual.toml", ("Cm", "Vc")),
     "nginx-proxy": ("nginx", "nginx-proxy.conf", ("B",)),
 }
-ALL_ARMS = ("Cu", "Cv", "Cl", "Ca", "Cf", "B")
-GATED = ("Cu", "Cv", "Cl", "Ca", "Cf")  # B (nginx) is a reference: its counts move with the distro's nginx
-READY = {"tollgate": "C_ADMIN", "tollgate-audit": "CA_ADMIN", "tollgate-full": "CF_ADMIN"}
-LISTEN = {"tollgate": "C", "tollgate-audit": "CA", "tollgate-full": "CF", "nginx-proxy": "B"}
+ALL_ARMS = ("Cu", "Cv", "Cl", "Ca", "Cf", "Cm", "Vc", "B")
+GATED = ("Cu", "Cv", "Cl", "Ca", "Cf", "Cm", "Vc")  # B (nginx) is a reference: its counts move with the distro's nginx
+READY = {"tollgate": "C_ADMIN", "tollgate-audit": "CA_ADMIN", "tollgate-full": "CF_ADMIN", "tollgate-virtual": "CV_ADMIN"}
+LISTEN = {"tollgate": "C", "tollgate-audit": "CA", "tollgate-full": "CF", "tollgate-virtual": "CV", "nginx-proxy": "B"}
 
 # The per-phase breakdown, in request order: (label, name rule, files).
 # A name rule is (how, patterns): "prefix" = a function's demangled name
@@ -173,6 +177,11 @@ def start(procs: Procs, arms: list[str]) -> dict[str, int]:
     stub = render("nginx-stub.conf", WORK / "nginx-stub.conf")
     procs.start("nginx-stub", [TOOLS["nginx"], "-p", str(WORK), "-c", str(stub)])
     wait_port(PORTS["A"])
+    if {"Cm", "Vc"} & set(arms):
+        # The members' catalogs, synced once when the gateway starts.
+        procs.start("catalog-stub", [sys.executable, str(LIB / "catalog_stub.py"), "--port", str(PORTS["CATALOG"]),
+                                     *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
+        wait_port(PORTS["CATALOG"])
     pids = {}
     for name, (kind, template, served) in PROCESSES.items():
         if not set(served) & set(arms):
@@ -192,6 +201,8 @@ def start(procs: Procs, arms: list[str]) -> dict[str, int]:
         wait_port(PORTS[LISTEN[name]], timeout=180)
         if name in READY:
             wait_ready(PORTS[READY[name]], timeout=180)
+    if "tollgate-virtual" in pids:
+        wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED, timeout=180)
     procs.check()
     return pids
 
@@ -537,6 +548,11 @@ def markdown(doc: dict) -> str:
             cells = [fmt(c["baseline"]), f"{c['change_pct']:+.2f} %", "PASS" if c["pass"] else f"FAIL (> +{TOLERANCE:g} %)"]
         L.append(f"| {arm} | {r['what']} | {fmt(r['ir_per_request'])} | " + " | ".join(cells) + " |")
     L.append("")
+    if "Cm" in doc["arms"] and "Vc" in doc["arms"]:
+        cm, vc = doc["arms"]["Cm"]["ir_per_request"], doc["arms"]["Vc"]["ir_per_request"]
+        L.append(f"A call through a virtual server (Vc) against the same call on its member's route (Cm): "
+                 f"{vc - cm:+,.0f} Ir per request ({(vc / cm - 1) * 100:+.1f} %).")
+        L.append("")
     if gate.get("baseline"):
         b = gate["baseline"]
         L.append(f"Baseline: `bench/callgrind-baseline.json`, commit {str(b.get('commit'))[:12]}, taken {b.get('taken')}."

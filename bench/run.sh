@@ -16,6 +16,7 @@
 #   BENCH_PORT_BASE=P    ports P..P+5 and P+10..P+12 on 127.0.0.1 (default 28080)
 #   BENCH_SKIP_BUILD=1   use the existing release binary
 #   TOLLGATE_BIN=PATH    benchmark this binary (implies BENCH_SKIP_BUILD)
+#   BENCH_BUILT_FROM=REV the commit TOLLGATE_BIN was built from (a clean export)
 #   BENCH_KEEP=1         keep bench/.work/run-* (configs, process logs)
 set -euo pipefail
 

@@ -21,7 +21,12 @@ Arms:
   Bl  tools/list through nginx
   Cl  tools/list through Tollgate, verify route without policies, same
       process as Cu/Cv (the catalog learns the answer once per change)
-Every arm sends a 1 KiB `tools/call` except Al, Bl and Cl (`tools/list`).
+  Cm  Tollgate, the member of a virtual server on its own route (verify,
+      catalog synced), own process
+  Vc  Cm's call through a virtual server over Cm's route, same process
+  Vl  tools/list on a virtual server of 500 tools (answered from the
+      catalog; the catalog stub serves the members' syncs), same process
+Every arm sends a 1 KiB `tools/call` except Al, Bl, Cl and Vl (`tools/list`).
 
 Settings come from the environment; see bench/README.md.
 
@@ -49,12 +54,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402
 from load import run_oha, run_wrk, wrk_lua  # noqa: E402
 from pipeline import check_audit_trails, mint_token, prepare_policies  # noqa: E402
-from procs import Procs, port_free, render, wait_port, wait_ready  # noqa: E402
+from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
 from procstat import Meter, children_of, proc_status, thread_cpu  # noqa: E402
 from rawhttp import idle_memory, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
-    ARM_BY_NAME, ARM_HEADERS, ARMS, FULL_ROUTE, LIB, LIST_BODY, PORTS, REQUESTS, RESULTS, ROOT, S, SSE_ARMS, TICK,
-    TOOLS, WORK, arm_headers, count_sent, log, stub_list_body,
+    ARM_BY_NAME, ARM_HEADERS, ARMS, CATALOGS, FULL_ROUTE, LIB, LIST_BODY, PORTS, REQUESTS, RESULTS, ROOT, S, SSE_ARMS,
+    TICK, TOOLS, VIRTUAL_EXPOSED, WORK, arm_headers, count_sent, log, stub_list_body,
 )
 from sse_client import SseClient, sse_round  # noqa: E402
 
@@ -99,6 +104,7 @@ def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool) -> dict:
         "arm_methods": {a.name: REQUESTS[a.request].method for a in ARMS},
         "list": {"request_bytes": len(LIST_BODY), "answer_bytes": len(stub_list_body()),
                  "tools": stub_list_body().count('"inputSchema"')},
+        "virtual": {"exposed_tools": VIRTUAL_EXPOSED, "page_size": 100},
         "throughput": [],
         "fixed_rate": [],
         "idle": [],
@@ -133,12 +139,19 @@ def start_servers(procs: Procs, doc: dict) -> dict[str, subprocess.Popen]:
                                                            "issuer": "dev issuer (ES256)", "bytes": len(token)}})
     ARM_HEADERS["Cf"] = [("Authorization", f"Bearer {token}")]
     gwf = serve(procs, "tollgate-full", full_conf)
+    # Cm, Vc, Vl: the members' catalogs come from the catalog stub (Cm's
+    # through the nginx stub), synced once when the gateway starts.
+    catalog = procs.start("catalog-stub", [sys.executable, str(LIB / "catalog_stub.py"), "--port", str(PORTS["CATALOG"]),
+                                           *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
+    wait_port(PORTS["CATALOG"])
+    gwv = serve(procs, "tollgate-virtual", render("tollgate-virtual.toml", WORK / "tollgate-virtual.toml"))
     wait_port(PORTS["B"])
-    for key in ("C", "CA", "CF"):
+    for key in ("C", "CA", "CF", "CV"):
         wait_port(PORTS[key])
         wait_ready(PORTS[f"{key}_ADMIN"])
+    wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED)
     procs.check()
-    return {"stub": stub, "sse": sse, "proxy": proxy, "gw": gw, "gwa": gwa, "gwf": gwf}
+    return {"stub": stub, "sse": sse, "proxy": proxy, "gw": gw, "gwa": gwa, "gwf": gwf, "gwv": gwv, "catalog": catalog}
 
 
 def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
@@ -150,13 +163,13 @@ def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[st
     proxy_worker = children_of(p["proxy"].pid)
     if len(stub_worker) != 1 or len(proxy_worker) != 1:
         raise RuntimeError(f"expected one nginx worker each, got {stub_worker} and {proxy_worker}")
-    gw, gwa, gwf = p["gw"].pid, p["gwa"].pid, p["gwf"].pid
+    gw, gwa, gwf, gwv = p["gw"].pid, p["gwa"].pid, p["gwf"].pid, p["gwv"].pid
     serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw, "Cv": gw, "Ca": gwa, "Cf": gwf,
-               "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw}
+               "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw, "Cm": gwv, "Vc": gwv, "Vl": gwv}
     meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw, "sse": p["sse"].pid,
-                  "tollgate_audit": gwa, "tollgate_full": gwf}
+                  "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv, "catalog_stub": p["catalog"].pid}
     rss_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw,
-                "tollgate_audit": gwa, "tollgate_full": gwf}
+                "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv}
     return serving, meter_pids, rss_pids
 
 
@@ -299,9 +312,13 @@ def main() -> int:
         raise SystemExit(f"ports in use: {', '.join(busy)}; set BENCH_PORT_BASE to a free range")
 
     started = dt.datetime.now(dt.timezone.utc)
-    sha = git("rev-parse", "HEAD") or "unknown"
-    short = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    # BENCH_BUILT_FROM: the commit TOLLGATE_BIN was built from (a clean
+    # export), when the working tree has changes the binary does not; the
+    # tree then only counts as dirty for changes to the bench itself.
+    rev = os.environ.get("BENCH_BUILT_FROM", "").strip()
+    sha = git("rev-parse", rev or "HEAD") or "unknown"
+    short = git("rev-parse", "--short", rev or "HEAD") or "unknown"
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", *(("--", "bench") if rev else ())))
     bodies = {"call": make_body(S["body_bytes"]), "list": LIST_BODY}
     body_paths = {kind: WORK / f"body-{kind}.json" for kind in bodies}
     for kind, body in bodies.items():

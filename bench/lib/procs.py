@@ -3,11 +3,13 @@
 Owns `Procs` (every long-running process the harness starts, pinned to the
 server core), the port checks (`port_free`, `wait_port`, a Tollgate's
 `/readyz` in `wait_ready`) and `render`, which fills the @PLACEHOLDERS@ of
-a bench/conf template into the work directory.
+a bench/conf template into the work directory. `wait_exposed` waits for a
+Tollgate's virtual servers to expose their members' synced tools.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
@@ -99,6 +101,39 @@ def wait_ready(port: int, timeout: float = 20.0) -> None:
             last = str(e)
         time.sleep(0.1)
     raise RuntimeError(f"127.0.0.1:{port}/readyz not ready after {timeout}s ({last})")
+
+
+def readyz_detail(port: int) -> dict:
+    """A Tollgate's `/readyz?detail` document (the admin listener)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+        s.sendall(f"GET /readyz?detail HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    if b"chunked" in head.lower():
+        raise RuntimeError(f"127.0.0.1:{port}/readyz?detail: a chunked answer, not expected")
+    return json.loads(body)
+
+
+def wait_exposed(port: int, expected: dict[str, int], timeout: float = 30.0) -> None:
+    """Until each virtual server named in `expected` exposes that many
+    tools (its members' catalogs synced), per `/readyz?detail` on the admin
+    `port`. A virtual server lists from its members' catalogs, and the first
+    sync runs in the background after start."""
+    deadline = time.monotonic() + timeout
+    seen: dict = {}
+    while time.monotonic() < deadline:
+        try:
+            virtuals = readyz_detail(port).get("virtual_servers", {})
+            seen = {name: virtuals.get(name, {}).get("exposed", {}).get("tool") for name in expected}
+            if seen == expected:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"virtual servers on admin port {port} expose {seen} tools, not {expected}, "
+                       f"after {timeout}s (did the members' catalog sync fail? see the gateway's log)")
 
 
 def render(template: str, out: Path, extra: dict[str, str] | None = None) -> Path:

@@ -32,6 +32,7 @@ SECTIONS = (
     tables.throughput_table,
     tables.latency_table,
     tables.list_table,
+    tables.virtual_table,
     tables.pipeline_table,
     tables.audit_table,
     tables.sse_table,

@@ -66,9 +66,12 @@ PORTS = {
     "SSE": S["port_base"] + 3,
     "CA": S["port_base"] + 4,
     "CF": S["port_base"] + 5,
+    "CV": S["port_base"] + 6,
+    "CATALOG": S["port_base"] + 7,
     "C_ADMIN": S["port_base"] + 10,
     "CA_ADMIN": S["port_base"] + 11,
     "CF_ADMIN": S["port_base"] + 12,
+    "CV_ADMIN": S["port_base"] + 13,
 }
 
 MCP_HEADERS = [
@@ -146,6 +149,11 @@ ARMS = [
     Arm("Bl", PORTS["B"], "/mcp/bench-list", "tools/list through nginx proxy_pass", "list"),
     Arm("Cl", PORTS["C"], "/mcp/bench-list",
         'tools/list through Tollgate, header_trust = "verify", route without policies (same process as Cu/Cv)', "list"),
+    Arm("Cm", PORTS["CV"], "/mcp/bench-member",
+        "Tollgate, a virtual server's member on its own route: verify, catalog synced (own process)"),
+    Arm("Vc", PORTS["CV"], "/mcp/bench-virtual", "Tollgate, Cm's call through a virtual server over Cm's route (same process)"),
+    Arm("Vl", PORTS["CV"], "/mcp/bench-virtual-500",
+        "tools/list on a virtual server of 500 tools, answered from the catalog (first page: 100 tools)", "list"),
 ]
 ARM_BY_NAME = {a.name: a for a in ARMS}
 # Headers one arm sends besides its request's (Cf's bearer token, minted at start).
@@ -156,6 +164,16 @@ SENT: dict[str, int] = {}
 # The Tollgate processes with an audit trail: arm -> directory (in WORK).
 AUDITED = {"Ca": "audit-Ca", "Cf": "audit-Cf"}
 FULL_ROUTE = "bench-full"
+# The virtual servers of tollgate-virtual.toml and the tools each must
+# expose once its member has synced, before any request is sent.
+VIRTUAL_EXPOSED = {"bench-virtual": 12, "bench-virtual-500": 500}
+# What the catalog stub serves (bench/lib/catalog_stub.py --serve): the
+# member of bench-virtual (through the nginx stub's /mcp-member) and the
+# 500 tools of bench-virtual-500.
+CATALOGS = {
+    "/mcp-member": str(BENCH / "conf" / "stub-tools-list.json"),
+    "/mcp-catalog": f"{ROOT / 'tests' / 'fixtures' / 'search' / 'tools.json'}:500",
+}
 SSE_ARMS = [
     ("A", PORTS["SSE"], "/mcp", "direct to the SSE stub"),
     ("B", PORTS["B"], "/mcp/sse", "nginx proxy_pass, proxy_buffering off"),

@@ -2,12 +2,13 @@
 
 Owns the statistics (`pct`, `pick`: the median of per-round values over
 clean rounds), which arm each arm is compared with (`direct_of`,
-`nginx_of`: the `tools/list` arms Bl and Cl with Al and Bl, every other arm
-with A and B) and `summarize_runs`, which turns the raw runs of a result
-into per-arm throughput, latency, SSE and idle-memory summaries, the
-pipeline's parts (one arm minus another), `tools/list` against
-`tools/call` and the noise of the run. The verdicts against the targets
-are in targets.py; report.py puts both together.
+`nginx_of`: the `tools/list` arms Bl and Cl with Al and Bl, Vl with none,
+every other arm with A and B) and `summarize_runs`, which turns the raw
+runs of a result into per-arm throughput, latency, SSE and idle-memory
+summaries, the pipeline's parts (one arm minus another), `tools/list`
+against `tools/call`, the virtual servers and the noise of the run. The
+verdicts against the targets are in targets.py; report.py puts both
+together.
 
 Every headline number is a median over rounds of a per-round comparison
 (PERF.md §3). Rounds in which a run was noisy are left out when at least
@@ -22,13 +23,19 @@ import statistics
 C_ARMS = ("Cu", "Cv", "Ca", "Cf")
 # The tools/list arms: direct, nginx, Tollgate (route without policies).
 LIST_ARMS = ("Al", "Bl", "Cl")
-# Every Tollgate arm, compared with its direct arm and its nginx arm.
-GATEWAY_ARMS = C_ARMS + ("Cl",)
+# Arms the gateway answers itself: no direct or nginx arm does the same
+# (a virtual server's tools/list comes from its catalog).
+OWN_ANSWER_ARMS = ("Vl",)
+# Every Tollgate arm with an upstream answer, compared with its direct arm
+# and its nginx arm.
+GATEWAY_ARMS = C_ARMS + ("Cl", "Cm", "Vc")
 # Arms compared with besides the direct and nginx arms: Ca (audit) and Cf
 # (full pipeline) against the pure verify proxy Cv, and Cf against Ca; the
 # direct tools/list against the direct tools/call (how much heavier the
 # list answer is for the stub), Cl against Cv (the same process).
-EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",)}
+# A call through a virtual server (Vc) against the same call on its
+# member's own route (Cm).
+EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",), "Vc": ("Cm",)}
 # The pipeline's parts, as differences of arms: (name, arm, base, what).
 PARTS = [
     ("audit", "Ca", "Cv", "audit trail (batch)"),
@@ -72,11 +79,15 @@ def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
 
 def serving_key(arm: str) -> str:
     return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full",
-            "Al": "stub", "Bl": "nginx"}.get(arm, "tollgate")
+            "Al": "stub", "Bl": "nginx", "Cm": "tollgate_virtual", "Vc": "tollgate_virtual",
+            "Vl": "tollgate_virtual"}.get(arm, "tollgate")
 
 
-def direct_of(arm: str) -> str:
-    """The direct arm of the same request: Al for tools/list arms, else A."""
+def direct_of(arm: str) -> str | None:
+    """The direct arm of the same request: Al for tools/list arms, none for
+    the arms the gateway answers itself, else A."""
+    if arm in OWN_ANSWER_ARMS:
+        return None
     return "Al" if arm in LIST_ARMS else "A"
 
 
@@ -87,6 +98,11 @@ def nginx_of(arm: str) -> str:
 
 def is_direct(arm: str) -> bool:
     return arm == direct_of(arm)
+
+
+def has_direct(arm: str) -> bool:
+    """Whether the arm is compared with a direct arm (it is not one)."""
+    return direct_of(arm) not in (None, arm)
 
 
 def cpu_us(recs: list[dict], key: str) -> float | None:
@@ -165,7 +181,7 @@ def throughput_entry(tp: dict, arm: str) -> dict:
         "errors": sum(x["errors"] for x in recs),
     }
     bases = list(EXTRA_BASES.get(arm, ()))
-    if not is_direct(arm):
+    if has_direct(arm):
         direct = direct_of(arm)
         entry["direct"] = direct
         entry[f"ratio_vs_{direct}"] = pick(ratio_rows(tp, arm, direct))
@@ -190,7 +206,7 @@ def fixed_rate_entry(fr: dict, arm: str) -> dict:
     }
     for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms"):
         entry[q] = pick(series(recs, q))
-    if not is_direct(arm):
+    if has_direct(arm):
         entry["stub_cpu_us_per_req"] = cpu_us(recs, "stub")
         direct = direct_of(arm)
         entry["direct"] = direct
@@ -242,6 +258,31 @@ def list_vs_call(out: dict, tp: dict) -> dict | None:
     return res
 
 
+def virtual_servers(out: dict) -> dict | None:
+    """A call through a virtual server against the same call on its
+    member's route (Vc − Cm: CPU per request, RPS ratio, added latency),
+    and a virtual server's own tools/list (Vl: latency, RPS, CPU)."""
+    t, f = out["throughput"], out["fixed_rate"]
+    res: dict = {}
+    if "Vc" in t and "Cm" in t:
+        res["call"] = {
+            "cpu_us": {arm: {"saturation": t[arm]["cpu_us_per_req"], "fixed_rate": f[arm]["cpu_us_per_req"]}
+                       for arm in ("Cm", "Vc", "Cv") if arm in t},
+            "cpu_us_saturation": minus(t["Vc"]["cpu_us_per_req"], t["Cm"]["cpu_us_per_req"]),
+            "cpu_us_fixed_rate": minus(f["Vc"]["cpu_us_per_req"], f["Cm"]["cpu_us_per_req"]),
+            "rps_ratio": t["Vc"].get("ratio_vs_Cm"),
+            **{f"added_{q}": f["Vc"].get(f"added_{q}_vs_Cm") for q in ("p50_ms", "p90_ms", "p99_ms")},
+        }
+    if "Vl" in t:
+        res["list"] = {
+            "rps": t["Vl"]["rps"],
+            "cpu_us_saturation": t["Vl"]["cpu_us_per_req"],
+            "cpu_us_fixed_rate": f["Vl"]["cpu_us_per_req"],
+            **{q: f["Vl"][q] for q in ("p50_ms", "p90_ms", "p99_ms")},
+        }
+    return res or None
+
+
 def sse_entry(ss: dict, arm: str) -> dict:
     """SSE time to first event of one arm, and what it adds to A's."""
     recs = [ss[r][arm] for r in sorted(ss) if arm in ss[r]]
@@ -290,6 +331,9 @@ def summarize_runs(doc: dict) -> dict:
     lists = list_vs_call(out, tp)
     if lists:
         out["list_vs_call"] = lists
+    virtual = virtual_servers(out)
+    if virtual:
+        out["virtual"] = virtual
     # Audit trails: records written for the requests sent.
     for rec in doc.get("audit", []):
         out.setdefault("audit", {})[rec["arm"]] = rec

@@ -2,16 +2,16 @@
 
 Owns the wording and the tables of the .md file: the introduction (run
 settings, noise, arms), then one function per section (targets,
-throughput, latency, tools/list against tools/call, full pipeline, audit
-trails, SSE, idle memory), each taking the result (with its summary) and
-returning its lines. report.py joins them in order.
+throughput, latency, tools/list against tools/call, virtual servers, full
+pipeline, audit trails, SSE, idle memory), each taking the result (with its
+summary) and returning its lines. report.py joins them in order.
 """
 
 from __future__ import annotations
 
 import statistics
 
-from summary import direct_of, is_direct
+from summary import direct_of, has_direct, is_direct
 
 
 def f(v, digits=3, unit=""):
@@ -34,7 +34,9 @@ def intro(doc: dict) -> list[str]:
         f"throughput at c={st['conns']} (wrk -t1), latency at a fixed {st['rate']} RPS over {st['rate_conns']} connections "
         f"(oha --latency-correction); {st['body_bytes']} B JSON-RPC `tools/call` body"
         + (f" (arms Al, Bl, Cl: a {doc['list']['request_bytes']} B `tools/list`, answered with {doc['list']['tools']} tools "
-           f"in {doc['list']['answer_bytes']} B)" if doc.get("list") else "")
+           f"in {doc['list']['answer_bytes']} B"
+           + ("; arm Vl: the same request, answered by a virtual server of 500 tools" if "Vl" in doc["arms"] else "")
+           + ")" if doc.get("list") else "")
         + f". Server side on core {st['server_cpu']}, "
         f"load generator on core {st['client_cpu']}. {doc['host']['cpus']} x {doc['host']['cpu_model']}, Linux {doc['host']['kernel']}; "
         f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}."
@@ -78,12 +80,16 @@ def throughput_table(doc: dict) -> list[str]:
         if is_direct(arm):
             L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | 1 | 0 | | {f(e['cpu_us_per_req'], 1)} (stub) | |")
             continue
+        if not has_direct(arm):
+            L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | – | – | | {f(e['cpu_us_per_req'], 1)} | |")
+            continue
         r = e[f"ratio_vs_{direct_of(arm)}"]
         per = ", ".join("–" if v is None else f"{v:.2f}" + ("*" if i + 1 in r["noisy_rounds"] else "") for i, v in enumerate(r["per_round"]))
         L.append(f"| {arm} | {f(e['rps']['median'], 0)}{flag(e['rps'])} | {f(r['median'], 3)}{flag(r)} | {f(e['proxy_cost'], 2)} "
                  f"| {per} | {f(e['cpu_us_per_req'], 1)} | {f(e['stub_cpu_us_per_req'], 1)} |")
     L.append("")
-    L.append("\\* noisy round. Direct = A, or Al for the `tools/list` arms (Bl, Cl). "
+    L.append("\\* noisy round. Direct = A, or Al for the `tools/list` arms (Bl, Cl)"
+             + ("; none for Vl, answered by the gateway" if "Vl" in doc["arms"] else "") + ". "
              "CPU per request at saturation = the process's utime+stime over all rounds / requests served.")
     a_client = [x.get("client_cores") for x in doc["throughput"] if x["arm"] == "A" and x.get("client_cores") is not None]
     if a_client:
@@ -103,7 +109,7 @@ def latency_table(doc: dict) -> list[str]:
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     for arm, e in doc["summary"]["fixed_rate"].items():
         cells = [f"{f(e[q]['median'])}{flag(e[q])}" for q in ("p50_ms", "p90_ms", "p99_ms", "p999_ms")]
-        if is_direct(arm):
+        if not has_direct(arm):
             added = ["", "", "", ""]
         else:
             d = direct_of(arm)
@@ -146,6 +152,54 @@ def list_table(doc: dict) -> list[str]:
     L.append(f"The stub itself: Al / A = {f(s['median'] if s else None)} in RPS, CPU {f(lv['stub_cpu_us_list'], 1)} µs/req "
              f"for the list against {f(lv['stub_cpu_us_call'], 1)} µs/req for the call (saturation).")
     L.append("")
+    return L
+
+
+def virtual_table(doc: dict) -> list[str]:
+    """A call through a virtual server against its member's route, and a
+    virtual server's tools/list."""
+    v, rate = doc["summary"].get("virtual"), doc["settings"]["rate"]
+    if not v:
+        return []
+    L = ["## Virtual servers", ""]
+    call = v.get("call")
+    if call:
+        L.append("Vc sends Cm's `tools/call` to a virtual server whose one member is Cm's route (names unprefixed, so "
+                 "the request is the same bytes and nothing is renamed); both in one process, the member's catalog "
+                 "synced at start. Vc − Cm is what the virtual server adds: reading and scanning the body to find the "
+                 "exposed name, looking it up in the exposed catalog, and a new request for the member route (the "
+                 "caller's headers copied), whose phases then run as on Cm, body scan included.")
+        L.append("")
+        L.append(f"| Arm | CPU µs/req at saturation | CPU µs/req at {rate} RPS |")
+        L.append("|---|---|---|")
+        for arm, c in call["cpu_us"].items():
+            L.append(f"| {arm} | {f(c['saturation'], 1)} | {f(c['fixed_rate'], 1)} |")
+        rr = call["rps_ratio"]
+        cells = [f"{f(call[f'added_{q}']['median'])}{flag(call[f'added_{q}'])}" if call.get(f"added_{q}") else "n/a"
+                 for q in ("p50_ms", "p90_ms", "p99_ms")]
+        L.append(f"| **Vc − Cm** | **{f(call['cpu_us_saturation'], 1)}** | **{f(call['cpu_us_fixed_rate'], 1)}** |")
+        L.append("")
+        L.append(f"RPS Vc / Cm (median of rounds): {f(rr['median'], 3) + flag(rr) if rr else 'n/a'}; added latency at "
+                 f"{rate} RPS, Vc − Cm: p50 {cells[0]} ms, p90 {cells[1]} ms, p99 {cells[2]} ms. Cv (another process, "
+                 "no catalog synced) is shown for reference.")
+        L.append("")
+    lst = v.get("list")
+    if lst:
+        tools = doc.get("virtual", {}).get("exposed_tools", {}).get("bench-virtual-500", 500)
+        page = doc.get("virtual", {}).get("page_size", 100)
+        L.append(f"Vl: `tools/list` on a virtual server of {tools} tools, answered by the gateway from the exposed "
+                 f"catalog (first page, {page} tools, pre-serialized entries); no policies in this process, so nothing "
+                 "is filtered per caller.")
+        L.append("")
+        L.append(f"| p50 ms at {rate} RPS | p90 ms | p99 ms | RPS at saturation | CPU µs/req at saturation | CPU µs/req at {rate} RPS |")
+        L.append("|---|---|---|---|---|---|")
+        L.append(f"| {f(lst['p50_ms']['median'])}{flag(lst['p50_ms'])} | {f(lst['p90_ms']['median'])}{flag(lst['p90_ms'])} "
+                 f"| {f(lst['p99_ms']['median'])}{flag(lst['p99_ms'])} | {f(lst['rps']['median'], 0)}{flag(lst['rps'])} "
+                 f"| {f(lst['cpu_us_saturation'], 1)} | {f(lst['cpu_us_fixed_rate'], 1)} |")
+        L.append("")
+        L.append("Latencies as the client measures them over loopback (oha, corrected for coordinated omission), "
+                 "not a difference from a direct arm: no upstream answers this list.")
+        L.append("")
     return L
 
 
