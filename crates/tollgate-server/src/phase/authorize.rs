@@ -73,7 +73,8 @@ pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
             })
         })
         .collect();
-    let refusal = refusal_for(route, principal, &call.messages, &decisions);
+    let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
+    let refusal = refusal_for(route, principal, &call.messages, &decisions, exposed);
     Decided { decisions, refusal }
 }
 
@@ -123,6 +124,7 @@ fn refusal_for(
     principal: &Principal,
     messages: &[Message],
     decisions: &[Option<Decision>],
+    exposed: Option<&str>,
 ) -> Option<Rejection> {
     let stops = |d: &Option<Decision>| d.as_ref().is_some_and(|d| !d.proceeds());
     let first = decisions.iter().position(stops)?;
@@ -139,12 +141,14 @@ fn refusal_for(
             return Some(refusal(resource, &e).with_id(m.id.clone()));
         }
     }
-    Some(Rejection::from(denied(m)).with_id(m.id.clone()))
+    Some(Rejection::from(denied(m, exposed)).with_id(m.id.clone()))
 }
 
-/// The error for a denied message: what an unknown name would get.
-pub(crate) fn denied(m: &Message) -> McpError {
-    let name = m.name.as_deref().unwrap_or("");
+/// The error for a denied message: what an unknown name would get. A call
+/// through a virtual server is told the name it used (`exposed`), never
+/// the member's own.
+pub(crate) fn denied(m: &Message, exposed: Option<&str>) -> McpError {
+    let name = exposed.or(m.name.as_deref()).unwrap_or("");
     let message = match McpMethod::from_name(&m.method) {
         McpMethod::ToolsCall => format!("Unknown tool: {name}"),
         McpMethod::PromptsGet => format!("Unknown prompt: {name}"),
@@ -167,7 +171,7 @@ fn batch_refusal(messages: &[Message], decisions: &[Option<Decision>]) -> Reject
                 index,
                 id: m.id.clone(),
                 kind: ErrorKind::PolicyDenied,
-                message: denied(m).message.into(),
+                message: denied(m, None).message.into(),
             },
             _ => ElementRefusal::not_forwarded(index, m.id.clone()),
         })

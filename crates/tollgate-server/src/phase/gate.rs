@@ -94,7 +94,8 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
             }
         }
     }
-    let refusal = refusal(messages, &out);
+    let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
+    let refusal = refusal(messages, &out, exposed);
     Gated { facts: out, refusal }
 }
 
@@ -211,12 +212,12 @@ fn fact(
 
 /// The refusal when a definition the route does not let through is
 /// called: like an unknown name when it is new, saying so when it changed.
-fn refusal(messages: &[Message], facts: &[Option<GateFact>]) -> Option<Rejection> {
+fn refusal(messages: &[Message], facts: &[Option<GateFact>], exposed: Option<&str>) -> Option<Rejection> {
     let stops = |f: &Option<GateFact>| f.as_ref().is_some_and(|f| !f.proceeds());
     let first = facts.iter().position(stops)?;
     if messages.len() == 1 {
         let m = &messages[first];
-        return Some(refused(m, facts[first].as_ref()).with_id(m.id.clone()));
+        return Some(refused(m, facts[first].as_ref(), exposed).with_id(m.id.clone()));
     }
     let answers = messages
         .iter()
@@ -225,7 +226,7 @@ fn refusal(messages: &[Message], facts: &[Option<GateFact>]) -> Option<Rejection
         .filter(|(_, (m, _))| m.kind == MessageKind::Request)
         .map(|(index, (m, f))| match f {
             Some(f) if !f.proceeds() => {
-                let r = refused(m, Some(f));
+                let r = refused(m, Some(f), None);
                 ElementRefusal {
                     index,
                     id: m.id.clone(),
@@ -240,8 +241,8 @@ fn refusal(messages: &[Message], facts: &[Option<GateFact>]) -> Option<Rejection
 }
 
 /// The answer to a call of a definition that is not let through.
-fn refused(m: &Message, fact: Option<&GateFact>) -> Rejection {
-    let name = m.name.as_deref().unwrap_or("");
+fn refused(m: &Message, fact: Option<&GateFact>, exposed: Option<&str>) -> Rejection {
+    let name = exposed.or(m.name.as_deref()).unwrap_or("");
     let noun = match McpMethod::from_name(&m.method) {
         McpMethod::PromptsGet => "prompt",
         McpMethod::ResourcesRead => "resource",
@@ -249,7 +250,7 @@ fn refused(m: &Message, fact: Option<&GateFact>) -> Rejection {
     };
     let message = match fact.and_then(|f| f.outcome) {
         Some(Outcome::Blocked) => format!("The {noun} {name} changed and awaits approval"),
-        _ => crate::phase::authorize::denied(m).message,
+        _ => crate::phase::authorize::denied(m, exposed).message,
     };
     Rejection::new(ErrorKind::NotApproved, message)
 }
