@@ -3,12 +3,15 @@
 //! virtual server, refused with 429, `Retry-After` and the documented
 //! JSON-RPC error, recorded with the rule's id and counted per rule;
 //! `shared`: three replicas sharing their counters through Redis;
-//! `budgets`: a team's token budget warns, then refuses.
+//! `budgets`: a team's token budget warns, then refuses; `resilience`:
+//! an upstream's circuit breaker and concurrency cap.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 #[path = "limits/budgets.rs"]
 mod budgets;
+#[path = "limits/resilience.rs"]
+mod resilience;
 #[path = "limits/shared.rs"]
 mod shared;
 

@@ -17,6 +17,7 @@ mod model;
 mod policy;
 mod policy_files;
 mod rate_limit;
+mod resilience;
 mod secret;
 mod tracing;
 mod virtual_server;
@@ -38,6 +39,7 @@ pub use model::{
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore};
+pub use resilience::{Breaker, Resilience};
 pub use secret::{Secret, SecretSource};
 pub use tracing::Tracing;
 pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

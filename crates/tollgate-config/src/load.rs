@@ -193,6 +193,7 @@ fn validate(c: &Config, out: &mut Problems) {
     validate_servers(c, out);
     virtual_servers::validate(c, out);
     rate_limits::validate(c, out);
+    rate_limits::validate_resilience(c, out);
     validate_catalog(c, out);
     auth::validate(c, out);
 }

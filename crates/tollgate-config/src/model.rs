@@ -345,6 +345,9 @@ pub struct Server {
     /// `[catalog] mode`.
     #[serde(default)]
     pub catalog: Option<CatalogMode>,
+    /// Concurrency cap, circuit breaker and connect retries.
+    #[serde(default)]
+    pub resilience: crate::Resilience,
 }
 
 fn default_true() -> bool {

@@ -56,6 +56,8 @@ pub enum ErrorKind {
     MethodNotFound,
     /// A rate-limit rule has no room for the call now (`[[limits.rules]]`).
     RateLimited,
+    /// The upstream's circuit breaker is open: it failed too often lately.
+    CircuitOpen,
     /// A token budget the caller counts against is spent for this period
     /// (`[[limits.budgets]]`).
     BudgetExhausted,
@@ -89,7 +91,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 29] = [
+    pub const ALL: [ErrorKind; 30] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -107,6 +109,7 @@ impl ErrorKind {
         ErrorKind::UnknownName,
         ErrorKind::MethodNotFound,
         ErrorKind::RateLimited,
+        ErrorKind::CircuitOpen,
         ErrorKind::BudgetExhausted,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
@@ -141,6 +144,7 @@ impl ErrorKind {
             ErrorKind::UnknownName => "unknown_name",
             ErrorKind::MethodNotFound => "method_not_found",
             ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::CircuitOpen => "circuit_open",
             ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",

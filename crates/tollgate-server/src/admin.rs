@@ -115,6 +115,19 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         .iter()
         .map(|v| (v.name.to_string(), crate::vserver::health(v).to_json()))
         .collect();
+    // Upstream breakers are reported, not required: an open one answers
+    // its own calls with 503 while the gateway serves the rest.
+    let upstreams: serde_json::Map<String, serde_json::Value> = s
+        .routes
+        .iter()
+        .map(|r| {
+            let g = &r.upstream.guard;
+            let (in_flight, max) = g.in_flight();
+            let breaker = g.position().map(crate::upstream::Position::as_str);
+            let v = serde_json::json!({"breaker": breaker, "in_flight": in_flight, "max_concurrent": max});
+            (r.name.to_string(), v)
+        })
+        .collect();
     // A limit store that is down is reported, not required: each rule
     // then follows its `on_store_error`.
     let store = s
@@ -127,6 +140,7 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         "catalogs": catalogs,
         "virtual_servers": virtuals,
         "limit_store": store,
+        "upstreams": upstreams,
     });
     (status, Json(detail)).into_response()
 }

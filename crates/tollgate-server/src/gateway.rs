@@ -155,6 +155,9 @@ impl Gateway {
             lock_file.clone(),
         )?))?;
         registry.register(Box::new(LimitCollector::new(shared.limiter.clone())?))?;
+        registry.register(Box::new(crate::metrics::UpstreamCollector::new(
+            front.routes.values().cloned().collect(),
+        )?))?;
         registry.register(Box::new(VirtualCollector::new(
             front.virtuals.values().cloned().collect(),
         )?))?;

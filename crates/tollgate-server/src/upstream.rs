@@ -2,8 +2,10 @@
 //! connections ([`client`]). Built once from configuration at start.
 
 mod client;
+mod guard;
 
 pub(crate) use client::{Pooled, SendError};
+pub(crate) use guard::{Guard, Position, Refused};
 
 use std::time::Duration;
 
@@ -53,6 +55,8 @@ pub(crate) struct Upstream {
     pub(crate) timeouts: Timeouts,
     /// The connections.
     pub(crate) client: Client,
+    /// The concurrency cap and circuit breaker.
+    pub(crate) guard: Guard,
 }
 
 impl Upstream {
@@ -96,7 +100,8 @@ impl Upstream {
             absolute,
             host,
             timeouts,
-            client: Client::new(connector, server.http, workers),
+            client: Client::new(connector, server.http, workers, server.resilience.connect_retries),
+            guard: Guard::new(&server.resilience),
         })
     }
 

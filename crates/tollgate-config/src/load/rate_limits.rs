@@ -1,5 +1,7 @@
-//! Validation of `[[limits.rules]]`: unique ids, rates and periods that
-//! make sense, routes that exist, name patterns that can match.
+//! Validation of what protects upstreams and budgets: `[[limits.rules]]`
+//! (unique ids, rates and periods that make sense, routes that exist, name
+//! patterns that can match), `[[limits.budgets]]`, `[limits.redis]`, and
+//! each server's `resilience`.
 
 use std::collections::HashSet;
 
@@ -128,6 +130,38 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
         }
         if r.tools.iter().any(String::is_empty) {
             out.push((rule_key(i, "tools"), "an empty pattern matches nothing".into()));
+        }
+    }
+}
+
+/// `[[servers]] resilience`: a breaker that can open and close.
+pub(super) fn validate_resilience(c: &Config, out: &mut Problems) {
+    for (i, s) in c.servers.iter().enumerate() {
+        let b = &s.resilience.breaker;
+        let at = |field: &str| {
+            vec![
+                Seg::Key("servers".into()),
+                Seg::Index(i),
+                Seg::Key("resilience".into()),
+                Seg::Key("breaker".into()),
+                Seg::Key(field.into()),
+            ]
+        };
+        if !(b.error_rate > 0.0 && b.error_rate <= 1.0) {
+            out.push((at("error_rate"), "must be a share in (0, 1]".into()));
+        }
+        for (field, d) in [("window", b.window), ("open_for", b.open_for)] {
+            if d.is_zero() {
+                out.push((at(field), "must be greater than 0".into()));
+            }
+        }
+        for (field, n) in [
+            ("consecutive_failures", b.consecutive_failures),
+            ("half_open_probes", b.half_open_probes),
+        ] {
+            if n == 0 {
+                out.push((at(field), "must be at least 1".into()));
+            }
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::phase::identify::is_too_large;
 use crate::rescue::Rejection;
 use crate::route::Route;
 use crate::summary;
-use crate::upstream::SendError;
+use crate::upstream::{Refused, SendError};
 
 /// `traceparent` (W3C trace context).
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -82,11 +82,17 @@ pub(crate) async fn forward(
         Some(tp) => headers.insert(TRACEPARENT, tp.header_value()),
         None => headers.remove(TRACEPARENT),
     };
-    let req = upstream_request(route, parts.method, headers, body, outbound);
+    let id = facts.messages().first().and_then(|m| m.id.clone());
     let up = &route.upstream;
+    let admitted = match up.guard.admit() {
+        Ok(admitted) => admitted,
+        Err(refused) => return (Forwarded { ttfb: None, span }, Err(guarded(refused).with_id(id))),
+    };
+    let req = upstream_request(route, parts.method, headers, body, outbound);
     let sent = timeout(up.first_byte(), up.client.send(&up.origin, &up.absolute, req)).await;
     let ttfb = Some(facts.arrival.start.elapsed());
-    let id = facts.messages().first().and_then(|m| m.id.clone());
+    let ok = matches!(&sent, Ok(Ok(res)) if !res.status().is_server_error());
+    up.guard.record(admitted, ok);
     let answer = match sent {
         Err(_) => Err(Rejection::new(ErrorKind::UpstreamTimeout, "Upstream timed out")),
         Ok(Err(e)) => Err(send_failure(&e)),
@@ -94,6 +100,25 @@ pub(crate) async fn forward(
     };
     let ttfb = answer.as_ref().ok().and(ttfb);
     (Forwarded { ttfb, span }, answer.map_err(|r| r.with_id(id)))
+}
+
+/// The refusal of a call the upstream's guard did not let through.
+fn guarded(refused: Refused) -> Rejection {
+    match refused {
+        Refused::Full => {
+            let mut r = Rejection::new(ErrorKind::Overloaded, "Upstream busy: at its concurrency limit");
+            r.retry_after = Some(1);
+            r
+        }
+        Refused::Open(left) => {
+            let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            let secs = u32::try_from(secs.max(1)).unwrap_or(u32::MAX);
+            let mut r = Rejection::new(ErrorKind::CircuitOpen, "Upstream unavailable: circuit open");
+            r.data = Some(Box::new(serde_json::json!({"retryAfter": secs})));
+            r.retry_after = Some(secs);
+            r
+        }
+    }
 }
 
 /// The upstream request: same method and body, the upstream's target and

@@ -124,6 +124,8 @@ pub(crate) struct Client {
     http: UpstreamHttp,
     idle_timeout: Duration,
     slots: Arc<Slots>,
+    /// New connection attempts after a connect failure.
+    connect_retries: u32,
 }
 
 impl std::fmt::Debug for Client {
@@ -137,13 +139,19 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// A client speaking `http` through `connector`, with one slot per
     /// worker thread (plus one for every other thread).
-    pub(crate) fn new(connector: HttpsConnector<HttpConnector>, http: UpstreamHttp, workers: usize) -> Client {
+    pub(crate) fn new(
+        connector: HttpsConnector<HttpConnector>,
+        http: UpstreamHttp,
+        workers: usize,
+        connect_retries: u32,
+    ) -> Client {
         let slots = (0..=workers).map(|_| Mutex::new(Slot::default())).collect();
         Client {
             connector,
             http,
             idle_timeout: Duration::from_secs(90),
             slots: Arc::new(Slots { slots }),
+            connect_retries,
         }
     }
 
@@ -167,7 +175,7 @@ impl Client {
             Some(conn) => conn,
             // Boxed: a new connection is the rare path, and its future
             // (TCP, TLS, handshake) is large.
-            None => Box::pin(self.connect(origin)).await?,
+            None => Box::pin(self.connect_retrying(origin)).await?,
         };
         loop {
             let reused = matches!(conn, Conn::H1(_, true));
@@ -225,6 +233,25 @@ impl Client {
     }
 
     /// A new connection, HTTP/2 when configured or negotiated by ALPN.
+    /// Connect, trying again `connect_retries` times (50 ms, then 100 ms…
+    /// apart) when a connection could not be made: nothing of the call has
+    /// reached the upstream then, so trying again cannot repeat it.
+    async fn connect_retrying(&self, origin: &Uri) -> Result<Conn, SendError> {
+        let mut pause = Duration::from_millis(50);
+        let mut left = self.connect_retries;
+        loop {
+            match self.connect(origin).await {
+                Err(e @ SendError::Connect(_)) if left > 0 && !e.is_timeout() => {
+                    tracing::debug!(error = %e, "upstream connection failed; trying again");
+                    left -= 1;
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                other => return other,
+            }
+        }
+    }
+
     async fn connect(&self, origin: &Uri) -> Result<Conn, SendError> {
         let stream = self
             .connector
