@@ -105,9 +105,29 @@ fn registered() -> BTreeMap<String, Described> {
         .register(Box::new(catalog))
         .expect("catalog collector registers");
 
-    let limits = LimitCollector::new(Arc::new(tollgate_limit::Limiter::default())).expect("limit collector builds");
+    // A limiter with a (never reachable) shared store: the store's gauges
+    // are only collected when there is one.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let _inside = runtime.enter();
+    let store = tollgate_limit::StoreSettings {
+        url: "redis://127.0.0.1:1".into(),
+        password: None,
+        timeout: Duration::from_millis(10),
+        key_prefix: "doc".into(),
+    };
+    let limiter = tollgate_limit::Limiter::with_store(&[], &store, 1).expect("a limiter with a store");
+    let limits = LimitCollector::new(Arc::new(limiter)).expect("limit collector builds");
     describe(&limits, &mut out);
     registry.register(Box::new(limits)).expect("limit collector registers");
+
+    let upstreams = super::UpstreamCollector::new(Vec::new()).expect("upstream collector builds");
+    describe(&upstreams, &mut out);
+    registry
+        .register(Box::new(upstreams))
+        .expect("upstream collector registers");
 
     let virtuals = VirtualCollector::new(Vec::new()).expect("virtual-server collector builds");
     describe(&virtuals, &mut out);

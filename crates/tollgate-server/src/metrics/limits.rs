@@ -67,10 +67,8 @@ impl Collector for LimitCollector {
         let mut desc = self.refusals.desc();
         desc.extend(self.budget_spent.desc());
         desc.extend(self.budget_tokens.desc());
-        if self.limiter.store_health().is_some() {
-            desc.extend(self.store_up.desc());
-            desc.extend(self.store_errors.desc());
-        }
+        desc.extend(self.store_up.desc());
+        desc.extend(self.store_errors.desc());
         desc
     }
 
