@@ -4,7 +4,8 @@
 //! JSON-RPC error, recorded with the rule's id and counted per rule;
 //! `shared`: three replicas sharing their counters through Redis;
 //! `budgets`: a team's token budget warns, then refuses; `resilience`:
-//! an upstream's circuit breaker and concurrency cap.
+//! an upstream's circuit breaker and concurrency cap; `tls`: TLS on the
+//! listeners, reloaded, with client certificates.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -14,6 +15,8 @@ mod budgets;
 mod resilience;
 #[path = "limits/shared.rs"]
 mod shared;
+#[path = "limits/tls.rs"]
+mod tls;
 
 use serde_json::json;
 use tollgate_e2e::audit_support::{Exchange, metric, tool, wait_record};

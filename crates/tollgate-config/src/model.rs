@@ -124,6 +124,12 @@ pub struct Listen {
     pub public: SocketAddr,
     /// Operations: `/healthz`, `/readyz`, `/metrics`.
     pub admin: SocketAddr,
+    /// TLS on the public listener; plain HTTP without it.
+    #[serde(default)]
+    pub tls: Option<crate::ListenerTls>,
+    /// TLS on the admin listener; plain HTTP without it.
+    #[serde(default)]
+    pub admin_tls: Option<crate::ListenerTls>,
 }
 
 /// Request limits.

@@ -30,6 +30,7 @@ use crate::serve::{ServeOptions, serve};
 use crate::services::{self, Background, CatalogWork};
 use crate::session::Sealer;
 use crate::stack::{self, Public};
+use crate::tls::ListenerTls;
 use crate::upstream::{Upstream, UpstreamError};
 use crate::vserver::{self, VirtualRoute};
 use tollgate_catalog::Mode;
@@ -47,6 +48,9 @@ pub enum GatewayError {
     /// The session sealer could not be set up.
     #[error("session key setup failed")]
     Sessions,
+    /// A listener's TLS cannot be set up.
+    #[error("{0}")]
+    Tls(String),
     /// The shared limit store (`[limits.redis]`) cannot be set up.
     #[error("limit store: {0}")]
     LimitStore(String),
@@ -78,6 +82,8 @@ pub struct Gateway {
     options: ServeOptions,
     workers: usize,
     background: Background,
+    /// TLS of the public and admin listeners, when configured.
+    tls: (Option<ListenerTls>, Option<ListenerTls>),
 }
 
 impl Gateway {
@@ -204,6 +210,7 @@ impl Gateway {
                 grace: config.shutdown.grace,
             },
             workers,
+            tls: listener_tls(loaded)?,
             background: Background {
                 policy,
                 watch_policies: config.policy.watch,
@@ -236,14 +243,31 @@ impl Gateway {
             self.bound(addr);
         }
         let (stop_tx, stop_rx) = watch::channel(false);
-        let admin_task = tokio::spawn(serve(admin, self.admin, self.options, stopped(stop_rx.clone())));
+        let (public_tls, admin_tls) = self.tls;
+        let acceptors = (
+            public_tls.as_ref().map(ListenerTls::acceptor),
+            admin_tls.as_ref().map(ListenerTls::acceptor),
+        );
+        let _watch_tls: Vec<_> = [public_tls, admin_tls]
+            .into_iter()
+            .flatten()
+            .map(|t| tokio::spawn(t.watch()))
+            .map(AbortOnDrop)
+            .collect();
+        let admin_task = tokio::spawn(serve(
+            admin,
+            self.admin,
+            self.options,
+            acceptors.1,
+            stopped(stop_rx.clone()),
+        ));
         // Keys are fetched in the background: the gateway serves (and
         // reports not ready) while an issuer is unreachable.
         let _refresh = self.authn.as_ref().map(|a| a.spawn_refresh());
         let running = self.background.start();
         let (service, options) = (self.public, self.options);
         let workers = Workers::start(self.workers, public, &stop_rx, move |listener, stop| {
-            serve(listener, service.clone(), options, stopped(stop))
+            serve(listener, service.clone(), options, acceptors.0.clone(), stopped(stop))
         });
         let workers = match workers {
             Ok(w) => w,
@@ -403,6 +427,32 @@ fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
         tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
         tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
         tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
+    }
+}
+
+/// The TLS of the public and admin listeners (`[listen.tls]`,
+/// `[listen.admin_tls]`), paths relative to the configuration file.
+fn listener_tls(loaded: &Loaded) -> Result<(Option<ListenerTls>, Option<ListenerTls>), GatewayError> {
+    let base = loaded.path.parent().unwrap_or(std::path::Path::new("."));
+    let build = |t: &Option<tollgate_config::ListenerTls>, key: &str| {
+        t.as_ref()
+            .map(|t| ListenerTls::new(t, base))
+            .transpose()
+            .map_err(|e| GatewayError::Tls(format!("{key}: {e}")))
+    };
+    let listen = &loaded.config.listen;
+    Ok((
+        build(&listen.tls, "listen.tls")?,
+        build(&listen.admin_tls, "listen.admin_tls")?,
+    ))
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -28,6 +28,7 @@ mod session;
 mod spend;
 mod stack;
 mod summary;
+mod tls;
 #[cfg(test)]
 mod test_support;
 mod upstream;
@@ -38,6 +39,7 @@ pub use gateway::{Gateway, GatewayError};
 pub use metrics::Metrics;
 pub use rescue::status_and_code;
 pub use serve::{ClientAddr, ServeOptions, serve};
+pub use tls::{ListenerTls, TlsError};
 pub use session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use upstream::UpstreamError;
 

@@ -21,6 +21,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
 use tower::{Service, ServiceExt as _};
 
 /// The peer address of the connection a request came on.
@@ -43,8 +44,13 @@ pub struct ServeOptions {
 /// Serve `service` on `listener` until `shutdown` completes, then stop
 /// accepting, let in-flight requests and streams finish for up to
 /// `opts.grace`, and return.
-pub async fn serve<S>(listener: TcpListener, service: S, opts: ServeOptions, shutdown: impl Future<Output = ()>)
-where
+pub async fn serve<S>(
+    listener: TcpListener,
+    service: S,
+    opts: ServeOptions,
+    tls: Option<TlsAcceptor>,
+    shutdown: impl Future<Output = ()>,
+) where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
@@ -75,24 +81,25 @@ where
         let service = TowerToHyperService::new(service);
         let watcher = graceful.watcher();
         let builders = builders.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let h2 = match tokio::time::timeout(opts.header_read_timeout, is_h2(&stream)).await {
-                Ok(Ok(h2)) => h2,
-                _ => return,
-            };
-            let io = TokioIo::new(stream);
-            let ended = if h2 {
-                watcher
-                    .watch(builders.http2.serve_connection(io, service))
-                    .await
-                    .err()
-                    .map(|e| e.to_string())
-            } else {
-                watcher
-                    .watch(builders.http1.serve_connection(io, service))
-                    .await
-                    .err()
-                    .map(|e| e.to_string())
+            let deadline = opts.header_read_timeout;
+            let ended = match tls {
+                None => {
+                    let Ok(Ok(h2)) = tokio::time::timeout(deadline, is_h2(&stream)).await else {
+                        return;
+                    };
+                    connection(&builders, watcher, TokioIo::new(stream), h2, service).await
+                }
+                Some(acceptor) => {
+                    let stream = match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => return,
+                    };
+                    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                    connection(&builders, watcher, TokioIo::new(stream), h2, service).await
+                }
             };
             if let Some(e) = ended {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
@@ -103,6 +110,29 @@ where
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections drained"),
         () = tokio::time::sleep(opts.grace) => tracing::warn!(grace = ?opts.grace, "grace period over; closing remaining connections"),
+    }
+}
+
+/// Serve one connection with hyper's connection of its protocol, under the
+/// graceful-shutdown watcher; the error it ended with, if any.
+async fn connection<I, S>(
+    builders: &Builders,
+    watcher: hyper_util::server::graceful::Watcher,
+    io: TokioIo<I>,
+    h2: bool,
+    service: S,
+) -> Option<String>
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    if h2 {
+        let conn = builders.http2.serve_connection(io, service);
+        watcher.watch(conn).await.err().map(|e| e.to_string())
+    } else {
+        let conn = builders.http1.serve_connection(io, service);
+        watcher.watch(conn).await.err().map(|e| e.to_string())
     }
 }
 

@@ -257,7 +257,8 @@ fn serve(loaded: Loaded) -> anyhow::Result<()> {
         let admin = bind(listen.admin, "listen.admin").await?;
         tracing::info!(public = %listen.public, admin = %listen.admin, config = %loaded.path.display(), "tollgate serving");
         for s in &loaded.config.servers {
-            tracing::info!(route = %format!("http://{}/mcp/{}", listen.public, s.name.as_str()), upstream = %s.url, "route");
+            let scheme = if listen.tls.is_some() { "https" } else { "http" };
+            tracing::info!(route = %format!("{scheme}://{}/mcp/{}", listen.public, s.name.as_str()), upstream = %s.url, "route");
         }
         gateway.run(public, admin, shutdown_signal()).await;
         Ok(())

@@ -1,0 +1,160 @@
+//! TLS on Tollgate's own listeners (`[listen.tls]`, `[listen.admin_tls]`),
+//! with rustls on aws-lc-rs.
+//!
+//! Where it sits: the serve loop hands each accepted connection to the
+//! listener's acceptor before HTTP starts; ALPN offers `h2` and
+//! `http/1.1`, and the negotiated protocol picks hyper's connection. The
+//! certificate is served through a resolver whose key pair can be swapped:
+//! a task checks the files every `reload_interval` and loads a changed
+//! pair for new connections (open ones keep theirs; a pair that does not
+//! load is logged and the old one kept). With `client_ca`, every client
+//! must present a certificate chaining to it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use rustls::RootCertStore;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
+
+/// Why a listener's TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read or parsed.
+    #[error("{path}: {reason}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// rustls refused the configuration.
+    #[error("TLS: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+fn file_error(path: &Path, reason: impl ToString) -> TlsError {
+    TlsError::File {
+        path: path.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+/// The certificate in force, swappable.
+#[derive(Debug)]
+struct Current(ArcSwap<CertifiedKey>);
+
+impl ResolvesServerCert for Current {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.load_full())
+    }
+}
+
+/// One listener's TLS: its acceptor, and what reloading needs.
+#[derive(Clone)]
+pub struct ListenerTls {
+    acceptor: TlsAcceptor,
+    current: Arc<Current>,
+    cert: PathBuf,
+    key: PathBuf,
+    interval: Duration,
+}
+
+impl std::fmt::Debug for ListenerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenerTls")
+            .field("cert", &self.cert)
+            .finish_non_exhaustive()
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+/// The certificate chain and key in two PEM files.
+fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| file_error(cert, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| file_error(cert, e))?;
+    if chain.is_empty() {
+        return Err(file_error(cert, "no certificate in the file"));
+    }
+    let der = PrivateKeyDer::from_pem_file(key).map_err(|e| file_error(key, e))?;
+    let signing = provider()
+        .key_provider
+        .load_private_key(der)
+        .map_err(|e| file_error(key, e))?;
+    Ok(CertifiedKey::new(chain, signing))
+}
+
+impl ListenerTls {
+    /// The TLS of a listener configured by `config`, its paths relative to
+    /// `base`.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError`] naming the file that cannot be used.
+    pub fn new(config: &tollgate_config::ListenerTls, base: &Path) -> Result<ListenerTls, TlsError> {
+        let (cert, key) = (base.join(&config.cert), base.join(&config.key));
+        let current = Arc::new(Current(ArcSwap::from_pointee(load_pair(&cert, &key)?)));
+        let builder = rustls::ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
+        let builder = match &config.client_ca {
+            Some(ca) => {
+                let ca = base.join(ca);
+                let mut roots = RootCertStore::empty();
+                for c in CertificateDer::pem_file_iter(&ca).map_err(|e| file_error(&ca, e))? {
+                    roots.add(c.map_err(|e| file_error(&ca, e))?)?;
+                }
+                let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+                    .build()
+                    .map_err(|e| file_error(&ca, e))?;
+                builder.with_client_cert_verifier(verifier)
+            }
+            None => builder.with_no_client_auth(),
+        };
+        let mut server = builder.with_cert_resolver(current.clone());
+        server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(ListenerTls {
+            acceptor: TlsAcceptor::from(Arc::new(server)),
+            current,
+            cert,
+            key,
+            interval: config.reload_interval,
+        })
+    }
+
+    /// The acceptor for the serve loop.
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
+        self.acceptor.clone()
+    }
+
+    /// Check the files every `reload_interval` (for as long as the
+    /// runtime runs) and load a changed pair.
+    pub(crate) async fn watch(self) {
+        let stamp = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let mut seen: (Option<SystemTime>, Option<SystemTime>) = (stamp(&self.cert), stamp(&self.key));
+        loop {
+            tokio::time::sleep(self.interval).await;
+            let now = (stamp(&self.cert), stamp(&self.key));
+            if now == seen {
+                continue;
+            }
+            match load_pair(&self.cert, &self.key) {
+                Ok(pair) => {
+                    self.current.0.store(Arc::new(pair));
+                    seen = now;
+                    tracing::info!(cert = %self.cert.display(), "TLS certificate reloaded");
+                }
+                // A half-written pair is tried again at the next check.
+                Err(e) => tracing::warn!(error = %e, "TLS certificate not reloaded; the previous one stays"),
+            }
+        }
+    }
+}

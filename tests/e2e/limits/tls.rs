@@ -1,0 +1,187 @@
+//! TLS on the listeners of a real `tollgate serve`, with certificates made
+//! by `openssl` and `curl` as the client: ALPN h2 and HTTP/1.1, the
+//! certificate replaced on disk mid-run (new connections get the new one,
+//! a stream that started before the swap finishes), and client
+//! certificates required on the admin listener.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tokio::process::Command;
+use tollgate_e2e::Demo;
+use tollgate_e2e::children::ChildGateway;
+
+/// Run `openssl` with `args` in `dir`.
+async fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA `{name}-ca.pem` and a certificate `{name}.pem`/`{name}.key` it
+/// signed for 127.0.0.1.
+async fn issue(dir: &Path, name: &str) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    let ca = format!("{name}-ca");
+    let subject = format!("/CN={name} test CA");
+    let (ca_key, ca_pem) = (format!("{ca}.key"), format!("{ca}.pem"));
+    let mut args = vec!["req", "-x509"];
+    args.extend(ec);
+    args.extend(["-keyout", &ca_key, "-out", &ca_pem, "-days", "2", "-subj", &subject]);
+    openssl(dir, &args).await;
+    let (key, csr, pem) = (format!("{name}.key"), format!("{name}.csr"), format!("{name}.pem"));
+    let mut args = vec!["req"];
+    args.extend(ec);
+    args.extend(["-keyout", &key, "-out", &csr, "-subj", "/CN=127.0.0.1"]);
+    openssl(dir, &args).await;
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    let args = [
+        "x509",
+        "-req",
+        "-in",
+        &csr,
+        "-CA",
+        &ca_pem,
+        "-CAkey",
+        &ca_key,
+        "-CAcreateserial",
+        "-out",
+        &pem,
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ];
+    openssl(dir, &args).await;
+}
+
+/// `curl` with `args`: its exit status and stdout.
+async fn curl(args: &[&str]) -> (i32, String) {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20"])
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+const ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"over tls"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+fn call_args<'a>(url: &'a str, ca: &'a str, body: &'a str, name: &'a str) -> Vec<String> {
+    [
+        "--cacert",
+        ca,
+        "-X",
+        "POST",
+        url,
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "accept: application/json, text/event-stream",
+        "-H",
+        "mcp-protocol-version: 2026-07-28",
+        "-H",
+        "mcp-method: tools/call",
+        "-H",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .chain([format!("mcp-name: {name}"), "--data".into(), body.into()])
+    .collect()
+}
+
+#[tokio::test]
+async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_certificates() {
+    let demo = Demo::spawn().await;
+    let certs = tempfile::tempdir().unwrap();
+    let dir = certs.path();
+    issue(dir, "server").await;
+    issue(dir, "client").await;
+    let path = |f: &str| dir.join(f).display().to_string();
+    let gw = ChildGateway::spawn(&format!(
+        "[listen.tls]\ncert = \"{}\"\nkey = \"{}\"\nreload_interval = \"200ms\"\n\n\
+         [listen.admin_tls]\ncert = \"{}\"\nkey = \"{}\"\nclient_ca = \"{}\"\nreload_interval = \"200ms\"\n\n\
+         [[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        path("server.pem"),
+        path("server.key"),
+        path("server.pem"),
+        path("server.key"),
+        path("client-ca.pem"),
+        demo.url
+    ))
+    .await;
+    let url = gw.url("demo").replace("http://", "https://");
+    let ca = path("server-ca.pem");
+
+    // ALPN: h2 when the client offers it, HTTP/1.1 otherwise.
+    for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+        let mut args = call_args(&url, &ca, ECHO, "echo");
+        args.extend([flag.into(), "-w".into(), "\n%{http_version} %{http_code}".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out) = curl(&args).await;
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("over tls"), "{out}");
+        assert!(out.ends_with(&format!("{version} 200")), "{out}");
+    }
+    // Plain HTTP on a TLS listener does not get through.
+    let (code, _) = curl(&[&gw.url("demo")]).await;
+    assert_ne!(code, 0);
+
+    // A stream that starts before the certificate is replaced finishes.
+    let countdown = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"countdown","arguments":{"n":6,"delay_ms":300},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}}}"#;
+    let args = call_args(&url, &ca, countdown, "countdown");
+    let stream = tokio::spawn(async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        curl(&args).await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    issue(dir, "next").await;
+    std::fs::copy(dir.join("next.key"), dir.join("server.key")).unwrap();
+    std::fs::copy(dir.join("next.pem"), dir.join("server.pem")).unwrap();
+    let next_ca = path("next-ca.pem");
+    let mut swapped = false;
+    for _ in 0..50 {
+        let args = call_args(&url, &next_ca, ECHO, "echo");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        if curl(&args).await.0 == 0 {
+            swapped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(swapped, "the new certificate is served: {}", gw.log());
+    let args = call_args(&url, &ca, ECHO, "echo");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_ne!(
+        curl(&args).await.0,
+        0,
+        "the old certificate is gone for new connections"
+    );
+    let (code, out) = stream.await.unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("\"result\""),
+        "the stream that spanned the swap ended with its result: {out}"
+    );
+
+    // The admin listener wants a client certificate.
+    let healthz = gw.admin.replace("http://", "https://") + "/healthz";
+    let next_ca = path("next-ca.pem");
+    let (code, _) = curl(&["--cacert", &next_ca, &healthz]).await;
+    assert_ne!(code, 0, "no client certificate, no admin");
+    let (cert, key) = (path("client.pem"), path("client.key"));
+    let (code, out) = curl(&["--cacert", &next_ca, "--cert", &cert, "--key", &key, &healthz]).await;
+    assert_eq!((code, out.as_str()), (0, "ok\n"));
+}
