@@ -18,8 +18,8 @@ mod policy;
 mod policy_files;
 mod rate_limit;
 mod resilience;
-mod tls;
 mod secret;
+mod tls;
 mod tracing;
 mod virtual_server;
 
@@ -41,7 +41,7 @@ pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore};
 pub use resilience::{Breaker, Resilience};
-pub use tls::ListenerTls;
 pub use secret::{Secret, SecretSource};
+pub use tls::ListenerTls;
 pub use tracing::Tracing;
 pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

@@ -28,9 +28,9 @@ mod session;
 mod spend;
 mod stack;
 mod summary;
-mod tls;
 #[cfg(test)]
 mod test_support;
+mod tls;
 mod upstream;
 mod vserver;
 
@@ -39,8 +39,8 @@ pub use gateway::{Gateway, GatewayError};
 pub use metrics::Metrics;
 pub use rescue::status_and_code;
 pub use serve::{ClientAddr, ServeOptions, serve};
-pub use tls::{ListenerTls, TlsError};
 pub use session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
+pub use tls::{ListenerTls, TlsError};
 pub use upstream::UpstreamError;
 
 use std::sync::Arc;
