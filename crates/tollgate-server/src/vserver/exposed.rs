@@ -46,7 +46,9 @@ pub(crate) struct Entry {
 pub(crate) struct Exposed {
     /// Every entry, by kind then exposed name.
     pub(crate) entries: Vec<Entry>,
-    by_name: HashMap<(Kind, String), usize>,
+    /// Positions by exposed name, one map per kind (looked up by `&str`,
+    /// without allocating on the request path).
+    by_name: [HashMap<String, usize>; 4],
     /// The search index over the tools (positions into `tools`).
     pub(crate) index: ToolIndex,
     /// Positions of the tool entries, in index order.
@@ -76,7 +78,7 @@ impl Stamp {
 impl Exposed {
     /// The entry of `kind` exposed as `name`.
     pub(crate) fn get(&self, kind: Kind, name: &str) -> Option<&Entry> {
-        let i = self.by_name.get(&(kind, name.to_owned()))?;
+        let i = self.by_name.get(slot(kind))?.get(name)?;
         self.entries.get(*i)
     }
 
@@ -151,11 +153,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
             kept.push(e);
         }
     }
-    let by_name = kept
-        .iter()
-        .enumerate()
-        .map(|(i, e)| ((e.kind, e.exposed.clone()), i))
-        .collect();
+    let by_name = names(&kept);
     let tools: Vec<usize> = (0..kept.len()).filter(|i| kept[*i].kind == Kind::Tool).collect();
     let index = ToolIndex::build(tools.iter().map(|i| (kept[*i].exposed.as_str(), &kept[*i].definition)));
     Exposed {
@@ -215,6 +213,27 @@ fn entry(member: usize, kind: Kind, own: String, exposed: String, mut definition
     }
 }
 
+/// The position of `kind`'s map in [`Exposed::by_name`].
+fn slot(kind: Kind) -> usize {
+    match kind {
+        Kind::Tool => 0,
+        Kind::Prompt => 1,
+        Kind::Resource => 2,
+        Kind::ResourceTemplate => 3,
+    }
+}
+
+/// The positions of `entries` by kind and exposed name.
+fn names(entries: &[Entry]) -> [HashMap<String, usize>; 4] {
+    let mut out: [HashMap<String, usize>; 4] = Default::default();
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(map) = out.get_mut(slot(e.kind)) {
+            map.insert(e.exposed.clone(), i);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,11 +243,7 @@ mod tests {
             .into_iter()
             .map(|(kind, name)| entry(0, kind, name.to_owned(), name.to_owned(), serde_json::json!({})))
             .collect();
-        let by_name = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| ((e.kind, e.exposed.clone()), i))
-            .collect();
+        let by_name = names(&entries);
         Exposed {
             entries,
             by_name,
