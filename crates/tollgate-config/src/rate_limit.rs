@@ -35,6 +35,10 @@ pub struct RateRule {
     /// Teams it applies to; empty: every team, and callers without one.
     #[serde(default)]
     pub teams: Vec<String>,
+    /// Cost centres it applies to (the token's cost-centre claim); empty:
+    /// every one, and callers without one.
+    #[serde(default)]
+    pub cost_centers: Vec<String>,
     /// What the calls are counted by.
     #[serde(default)]
     pub per: RateKey,

@@ -49,6 +49,8 @@ pub struct Call<'a> {
     pub principal: Option<&'a str>,
     /// The principal's team.
     pub team: Option<&'a str>,
+    /// The principal's cost centre.
+    pub cost_center: Option<&'a str>,
 }
 
 /// A call a rule has no room for.
@@ -306,6 +308,7 @@ fn matches(rule: &RateRule, call: &Call<'_>) -> bool {
         && any(&rule.methods, Some(call.method))
         && any(&rule.principals, call.principal)
         && any(&rule.teams, call.team)
+        && any(&rule.cost_centers, call.cost_center)
 }
 
 /// Whether `text` matches `pattern`, where `*` stands for any run of

@@ -14,6 +14,7 @@ fn rule(id: &str, rate: u32, period: Duration) -> RateRule {
         tools: Vec::new(),
         principals: Vec::new(),
         teams: Vec::new(),
+        cost_centers: Vec::new(),
         per: RateKey::Principal,
         rate,
         period,
@@ -91,6 +92,18 @@ async fn rules_match_routes_methods_tools_principals_and_teams() {
         ..call("dave", "x")
     };
     limiter.check(&outsider).await.unwrap();
+
+    let mut finance = rule("finance", 1, Duration::from_secs(3600));
+    finance.cost_centers = vec!["cc-42".into()];
+    let limiter = Limiter::new(&[finance]);
+    let billed = Call {
+        cost_center: Some("cc-42"),
+        ..call("erin", "x")
+    };
+    limiter.check(&billed).await.unwrap();
+    assert!(limiter.check(&billed).await.is_err(), "counted in the cost centre");
+    limiter.check(&call("erin", "x")).await.unwrap();
+    limiter.check(&call("erin", "x")).await.unwrap();
 }
 
 #[tokio::test]

@@ -61,6 +61,7 @@ fn rule(on_store_error: OnStoreError) -> RateRule {
         tools: Vec::new(),
         principals: Vec::new(),
         teams: Vec::new(),
+        cost_centers: Vec::new(),
         per: RateKey::Principal,
         rate: 4,
         period: Duration::from_secs(60),

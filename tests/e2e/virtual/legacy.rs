@@ -19,8 +19,9 @@ fn session_key(dir: &std::path::Path) -> String {
     format!("[sessions]\nkey = {{ file = {:?} }}\n", file)
 }
 
-#[tokio::test]
-async fn the_typescript_sdk_uses_every_member_through_one_session() {
+/// A gateway serving `mixed` over a fresh server-everything and demo
+/// server (kept alive by the second value).
+pub(super) async fn mixed() -> (TestGateway, (tollgate_e2e::children::ChildServer, Demo)) {
     let everything = everything_server().await;
     let demo = Demo::spawn().await;
     let gw = gateway(
@@ -29,6 +30,12 @@ async fn the_typescript_sdk_uses_every_member_through_one_session() {
         "",
     )
     .await;
+    (gw, (everything, demo))
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_uses_every_member_through_one_session() {
+    let (gw, _members) = mixed().await;
 
     let plan = json!({
         "calls": [

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tollgate_e2e::children::{everything_server, ts_plan_client};
-use tollgate_e2e::{Demo, http};
+use tollgate_e2e::children::ts_plan_client;
+use tollgate_e2e::http;
 
-use super::gateway;
-use super::legacy::{MIXED, legacy};
+use super::legacy::{legacy, mixed};
 
 /// The plan run against the virtual server (prefixed names) and against
 /// server-everything's own route.
@@ -28,14 +27,7 @@ fn plan(prefix: &str) -> Value {
 
 #[tokio::test]
 async fn sampling_and_elicitation_reach_the_client_and_its_answers_the_member() {
-    let everything = everything_server().await;
-    let demo = Demo::spawn().await;
-    let gw = gateway(
-        &[("everything", &everything.url, ""), ("demo", &demo.url, "")],
-        MIXED,
-        "",
-    )
-    .await;
+    let (gw, _members) = mixed().await;
 
     let through = ts_plan_client(&gw.url("mixed"), &plan("ev_"), &[]).await;
     let direct = ts_plan_client(&gw.url("everything"), &plan(""), &[]).await;
@@ -67,14 +59,7 @@ async fn sampling_and_elicitation_reach_the_client_and_its_answers_the_member() 
 
 #[tokio::test]
 async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
-    let everything = everything_server().await;
-    let demo = Demo::spawn().await;
-    let gw = gateway(
-        &[("everything", &everything.url, ""), ("demo", &demo.url, "")],
-        MIXED,
-        "",
-    )
-    .await;
+    let (gw, _members) = mixed().await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
     let session = legacy(&gw, None, init).await.session_id.expect("a session id");

@@ -45,6 +45,7 @@ pub(crate) async fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>,
             exposed: via.and_then(|v| v.exposed_name.as_deref()),
             principal: principal.map(|p| p.subject.as_str()),
             team: principal.and_then(|p| p.team.as_deref()),
+            cost_center: principal.and_then(|p| p.cost_center.as_deref()),
         };
         if let Err(refusal) = limiter.check(&call).await {
             let rule = refusal.rule.clone();

@@ -75,23 +75,28 @@ struct State {
     probes: u32,
 }
 
+impl State {
+    /// Closed, with nothing counted.
+    fn closed(now: Instant) -> State {
+        State {
+            position: Position::Closed,
+            consecutive: 0,
+            window_start: now,
+            calls: 0,
+            failures: 0,
+            since: now,
+            probes: 0,
+        }
+    }
+}
+
 impl Guard {
     pub(crate) fn new(config: &tollgate_config::Resilience) -> Guard {
         let now = Instant::now();
         Guard {
             cap: (config.max_concurrent > 0).then(|| Arc::new(Semaphore::new(config.max_concurrent))),
             max: config.max_concurrent,
-            breaker: config.breaker.enabled.then(|| {
-                Mutex::new(State {
-                    position: Position::Closed,
-                    consecutive: 0,
-                    window_start: now,
-                    calls: 0,
-                    failures: 0,
-                    since: now,
-                    probes: 0,
-                })
-            }),
+            breaker: config.breaker.enabled.then(|| Mutex::new(State::closed(now))),
             config: config.breaker.clone(),
             shed: AtomicU64::new(0),
             opened: AtomicU64::new(0),
@@ -152,15 +157,7 @@ impl Guard {
         let now = Instant::now();
         if admitted.probe || s.position == Position::HalfOpen {
             if ok {
-                *s = State {
-                    position: Position::Closed,
-                    consecutive: 0,
-                    window_start: now,
-                    calls: 0,
-                    failures: 0,
-                    since: now,
-                    probes: 0,
-                };
+                *s = State::closed(now);
             } else {
                 self.open(&mut s, now);
             }
