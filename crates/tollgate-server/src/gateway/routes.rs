@@ -1,0 +1,146 @@
+//! Building the routes of a configuration: one [`Route`] per
+//! `[[servers]]` entry (its upstream, audit observer and observers), one
+//! [`VirtualRoute`] per `[[virtual_servers]]` entry over them, and the RFC
+//! 9728 metadata document of each protected one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tollgate_audit::{AuditHandle, AuditObserver, RouteAudit};
+use tollgate_auth::ProtectedResource;
+use tollgate_config::Config;
+use tollgate_core::CallObserver;
+
+use super::{GatewayError, auth_err};
+use crate::phase::admit::Admission;
+use crate::phases::Front;
+use crate::route::{Route, RouteParts, Shared};
+use crate::upstream::Upstream;
+use crate::vserver::{self, VirtualRoute};
+
+/// What every route is built with.
+pub(super) struct RouteContext<'a> {
+    pub(super) config: &'a Config,
+    pub(super) issuers: &'a [String],
+    pub(super) shared: &'a Arc<Shared>,
+    pub(super) audit: &'a AuditHandle,
+    /// The observers of every route (the call metrics, extra ones).
+    pub(super) observers: &'a [Arc<dyn CallObserver>],
+    pub(super) workers: usize,
+}
+
+/// The front: admission, and one route per `[[servers]]` entry with its
+/// RFC 9728 metadata document.
+pub(super) fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, GatewayError> {
+    let mut routes = HashMap::new();
+    let mut metadata = HashMap::new();
+    for server in &config.servers {
+        let route = route(server, cx)?;
+        if let Some(resource) = &route.resource {
+            let doc = Bytes::copy_from_slice(resource.metadata_json());
+            metadata.insert(Box::from(resource.metadata_path()), doc);
+        }
+        routes.insert(
+            format!("/mcp/{}", server.name.as_str()).into_boxed_str(),
+            Arc::new(route),
+        );
+    }
+    let virtuals = virtual_routes(config, cx, &routes, &mut metadata)?;
+    let base = config.public_base_url();
+    let admission = Admission::new(
+        config.limits.max_header_bytes,
+        config.security.allowed_origins.clone(),
+        base.as_deref(),
+    );
+    Ok(Front {
+        admission,
+        routes,
+        virtuals,
+        metadata,
+    })
+}
+
+/// One virtual route per `[[virtual_servers]]` entry over the routes of
+/// its members, with its own RFC 9728 metadata document.
+fn virtual_routes(
+    config: &Config,
+    cx: &RouteContext<'_>,
+    routes: &HashMap<Box<str>, Arc<Route>>,
+    metadata: &mut HashMap<Box<str>, Bytes>,
+) -> Result<HashMap<Box<str>, Arc<VirtualRoute>>, GatewayError> {
+    let mut out = HashMap::new();
+    for v in &config.virtual_servers {
+        let mut members = Vec::with_capacity(v.members.len());
+        for m in &v.members {
+            let route = routes
+                .get(format!("/mcp/{}", m.server).as_str())
+                .cloned()
+                .ok_or_else(|| auth_err(format!("virtual server {}: no server {}", v.name.as_str(), m.server)))?;
+            members.push(vserver::Member {
+                route,
+                config: m.clone(),
+            });
+        }
+        let resource = if config.virtual_auth_required(v) {
+            let url = config
+                .virtual_resource_url(v)
+                .ok_or_else(|| auth_err("auth.public_base_url is required"))?;
+            let resource =
+                ProtectedResource::new(&url, cx.issuers, &v.auth.scopes, &v.auth.scopes_supported).map_err(auth_err)?;
+            let doc = Bytes::copy_from_slice(resource.metadata_json());
+            metadata.insert(Box::from(resource.metadata_path()), doc);
+            Some(resource)
+        } else {
+            None
+        };
+        let audit = AuditObserver::new(
+            cx.audit.clone(),
+            RouteAudit::for_virtual_server(v.name.as_str(), &config.audit),
+        );
+        let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(audit)];
+        observers.extend(cx.observers.iter().cloned());
+        let route = VirtualRoute::new(
+            v,
+            members,
+            resource,
+            cx.shared.clone(),
+            config.limits.max_body_bytes,
+            observers,
+        );
+        out.insert(format!("/mcp/{}", v.name.as_str()).into_boxed_str(), Arc::new(route));
+    }
+    Ok(out)
+}
+
+fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Route, GatewayError> {
+    let upstream = Upstream::from_config(server, &cx.config.timeouts, cx.workers)?;
+    let resource = ProtectedResource::from_config(cx.config, server, cx.issuers).map_err(auth_err)?;
+    let audit = Arc::new(AuditObserver::new(
+        cx.audit.clone(),
+        RouteAudit::from_config(server, &cx.config.audit),
+    ));
+    let mut observers: Vec<Arc<dyn CallObserver>> = vec![audit.clone()];
+    observers.extend(cx.observers.iter().cloned());
+    Ok(Route::new(RouteParts {
+        name: Arc::from(server.name.as_str()),
+        shared: cx.shared.clone(),
+        upstream,
+        trust: server.header_trust,
+        catalog: catalog_mode(cx.config.catalog_mode(server)),
+        legacy: server.legacy,
+        resource,
+        audit,
+        strict_audit: cx.audit.durability() == tollgate_audit::Durability::Strict,
+        observers,
+    }))
+}
+
+/// The gate of a configured catalog mode.
+fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
+    match mode {
+        tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
+        tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
+        tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
+    }
+}
