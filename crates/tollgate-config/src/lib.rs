@@ -42,6 +42,6 @@ pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, re
 pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore};
 pub use resilience::{Breaker, Resilience};
 pub use secret::{Secret, SecretSource};
-pub use tls::ListenerTls;
+pub use tls::{ListenerTls, UpstreamTls};
 pub use tracing::Tracing;
 pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

@@ -354,6 +354,10 @@ pub struct Server {
     /// Concurrency cap, circuit breaker and connect retries.
     #[serde(default)]
     pub resilience: crate::Resilience,
+    /// TLS toward this upstream: extra CA certificates and a client
+    /// certificate (mTLS).
+    #[serde(default)]
+    pub tls: Option<crate::UpstreamTls>,
 }
 
 fn default_true() -> bool {

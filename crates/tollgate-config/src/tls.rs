@@ -1,4 +1,5 @@
-//! TLS on Tollgate's own listeners: `[listen.tls]` and `[listen.admin_tls]`.
+//! TLS on Tollgate's own listeners (`[listen.tls]`, `[listen.admin_tls]`)
+//! and toward an upstream (`[[servers]] tls`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,4 +29,22 @@ pub struct ListenerTls {
 
 fn default_reload_interval() -> Duration {
     Duration::from_secs(10)
+}
+
+/// TLS toward one upstream: CA certificates trusted besides the public
+/// roots, and a client certificate for upstreams that require one (mTLS).
+/// Paths are relative to the configuration file.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamTls {
+    /// CA certificates (PEM) trusted for this upstream, besides the
+    /// public (webpki) roots.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
+    /// A client certificate chain (PEM) to present; with `key`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// Its private key (PEM); with `cert`.
+    #[serde(default)]
+    pub key: Option<PathBuf>,
 }

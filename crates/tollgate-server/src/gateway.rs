@@ -150,6 +150,7 @@ impl Gateway {
             audit: &audit,
             observers: &observers,
             workers,
+            base: loaded.path.parent().unwrap_or(std::path::Path::new(".")),
         };
         let front = Arc::new(front(config, &context)?);
         let lock_file = Arc::new(LockFile::new(lock_path));

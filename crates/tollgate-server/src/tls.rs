@@ -9,6 +9,10 @@
 //! pair for new connections (open ones keep theirs; a pair that does not
 //! load is logged and the old one kept). With `client_ca`, every client
 //! must present a certificate chaining to it.
+//!
+//! Toward an upstream, [`upstream_config`] builds the client side: the
+//! public (webpki) roots plus `[[servers]] tls.ca`, and the client
+//! certificate of `tls.cert`/`tls.key` for upstreams that require one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,6 +79,41 @@ impl std::fmt::Debug for ListenerTls {
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+/// The client TLS of an upstream with `[[servers]] tls`, paths relative
+/// to `base`.
+///
+/// # Errors
+///
+/// [`TlsError`] naming the file that cannot be used.
+pub(crate) fn upstream_config(
+    tls: &tollgate_config::UpstreamTls,
+    base: &Path,
+) -> Result<rustls::ClientConfig, TlsError> {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(ca) = &tls.ca {
+        let ca = base.join(ca);
+        for c in CertificateDer::pem_file_iter(&ca).map_err(|e| file_error(&ca, e))? {
+            roots.add(c.map_err(|e| file_error(&ca, e))?)?;
+        }
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots);
+    Ok(match (&tls.cert, &tls.key) {
+        (Some(cert), Some(key)) => {
+            let (cert, key) = (base.join(cert), base.join(key));
+            let chain = CertificateDer::pem_file_iter(&cert)
+                .map_err(|e| file_error(&cert, e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| file_error(&cert, e))?;
+            let der = PrivateKeyDer::from_pem_file(&key).map_err(|e| file_error(&key, e))?;
+            builder.with_client_auth_cert(chain, der)?
+        }
+        _ => builder.with_no_client_auth(),
+    })
 }
 
 /// The certificate chain and key in two PEM files.

@@ -27,6 +27,14 @@ pub enum UpstreamError {
         /// What is wrong.
         reason: String,
     },
+    /// A file of `[[servers]] tls` cannot be used.
+    #[error("server {name}: tls: {reason}")]
+    TlsFiles {
+        /// The server name.
+        name: String,
+        /// What is wrong, with the file.
+        reason: String,
+    },
     /// TLS setup failed.
     #[error("server {name}: TLS setup failed: {source}")]
     Tls {
@@ -65,7 +73,12 @@ impl Upstream {
     /// # Errors
     ///
     /// [`UpstreamError`] when the URL or TLS setup is unusable.
-    pub(crate) fn from_config(server: &Server, defaults: &Timeouts, workers: usize) -> Result<Upstream, UpstreamError> {
+    pub(crate) fn from_config(
+        server: &Server,
+        defaults: &Timeouts,
+        workers: usize,
+        base: &std::path::Path,
+    ) -> Result<Upstream, UpstreamError> {
         let name = server.name.as_str();
         let url_err = |reason: String| UpstreamError::Url {
             name: name.to_owned(),
@@ -89,7 +102,16 @@ impl Upstream {
             .build()
             .map_err(|e| url_err(e.to_string()))?;
         let timeouts = server.timeouts(defaults);
-        let connector = connector(server.http, timeouts.connect).map_err(|source| UpstreamError::Tls {
+        let tls = server
+            .tls
+            .as_ref()
+            .map(|t| crate::tls::upstream_config(t, base))
+            .transpose()
+            .map_err(|e| UpstreamError::TlsFiles {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let connector = connector(server.http, timeouts.connect, tls).map_err(|source| UpstreamError::Tls {
             name: name.to_owned(),
             source,
         })?;
@@ -122,16 +144,19 @@ fn origin(scheme: Scheme, authority: Authority) -> Result<Uri, http::Error> {
 fn connector(
     http: UpstreamHttp,
     connect: Duration,
+    tls: Option<rustls::ClientConfig>,
 ) -> Result<hyper_rustls::HttpsConnector<HttpConnector>, rustls::Error> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_nodelay(true);
     tcp.set_connect_timeout(Some(connect));
     tcp.set_keepalive(Some(Duration::from_secs(60)));
-    let provider = rustls::crypto::aws_lc_rs::default_provider();
-    let builder = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(provider)?
-        .https_or_http();
+    let builder = match tls {
+        Some(config) => hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config),
+        None => hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_webpki_roots(rustls::crypto::aws_lc_rs::default_provider())?,
+    }
+    .https_or_http();
     Ok(match http {
         UpstreamHttp::Http1 => builder.enable_http1().wrap_connector(tcp),
         UpstreamHttp::Http2 => builder.enable_http2().wrap_connector(tcp),

@@ -2,7 +2,8 @@
 //! by `openssl` and `curl` as the client: ALPN h2 and HTTP/1.1, the
 //! certificate replaced on disk mid-run (new connections get the new one,
 //! a stream that started before the swap finishes), and client
-//! certificates required on the admin listener.
+//! certificates required on the admin listener; an upstream reached over
+//! TLS with a configured CA and client certificate (mTLS).
 
 use std::path::Path;
 use std::time::Duration;
@@ -184,4 +185,53 @@ async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_cer
     let (cert, key) = (path("client.pem"), path("client.key"));
     let (code, out) = curl(&["--cacert", &next_ca, "--cert", &cert, "--key", &key, &healthz]).await;
     assert_eq!((code, out.as_str()), (0, "ok\n"));
+}
+
+#[tokio::test]
+async fn an_upstream_that_requires_a_client_certificate_is_reached_with_the_configured_one() {
+    let demo = Demo::spawn().await;
+    let certs = tempfile::tempdir().unwrap();
+    let dir = certs.path();
+    issue(dir, "server").await;
+    issue(dir, "client").await;
+    let path = |f: &str| dir.join(f).display().to_string();
+    // The upstream: a gateway serving the demo over TLS, client
+    // certificates required.
+    let upstream = ChildGateway::spawn(&format!(
+        "[listen.tls]\ncert = \"{}\"\nkey = \"{}\"\nclient_ca = \"{}\"\n\n[[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        path("server.pem"),
+        path("server.key"),
+        path("client-ca.pem"),
+        demo.url
+    ))
+    .await;
+    let url = upstream.url("demo").replace("http://", "https://");
+    let gw = tollgate_e2e::TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"mtls\"\nurl = \"{url}\"\ntls = {{ ca = \"{ca}\", cert = \"{cert}\", key = \"{key}\" }}\n\n\
+         [[servers]]\nname = \"nocert\"\nurl = \"{url}\"\ntls = {{ ca = \"{ca}\" }}\n\n\
+         [[servers]]\nname = \"noca\"\nurl = \"{url}\"\n",
+        ca = path("server-ca.pem"),
+        cert = path("client.pem"),
+        key = path("client.key"),
+    ))
+    .await;
+    let call = |route: &str| {
+        let body = tollgate_e2e::modern_body(
+            1,
+            "tools/call",
+            serde_json::json!({"name": "echo", "arguments": {"text": "over mtls"}}),
+        );
+        tollgate_e2e::audit_support::modern(gw.url(route), None, "tools/call", Some("echo"), body)
+    };
+    let ex = call("mtls").await;
+    assert_eq!(ex.status, 200, "{ex:?}");
+    assert_eq!(ex.message()["result"]["content"][0]["text"], "over mtls");
+    for route in ["nocert", "noca"] {
+        let ex = call(route).await;
+        assert_eq!(
+            (ex.status, ex.message()["error"]["code"].as_i64()),
+            (502, Some(-32001)),
+            "{route}: {ex:?}"
+        );
+    }
 }

@@ -137,6 +137,12 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
 /// `[[servers]] resilience`: a breaker that can open and close.
 pub(super) fn validate_resilience(c: &Config, out: &mut Problems) {
     for (i, s) in c.servers.iter().enumerate() {
+        if let Some(t) = &s.tls
+            && t.cert.is_some() != t.key.is_some()
+        {
+            let at = vec![Seg::Key("servers".into()), Seg::Index(i), Seg::Key("tls".into())];
+            out.push((at, "set both `cert` and `key`, or neither".into()));
+        }
         let b = &s.resilience.breaker;
         let at = |field: &str| {
             vec![

@@ -161,7 +161,8 @@ pub async fn sync_configured(
         .filter(|s| only.is_none_or(|o| o == s.name.as_str()))
     {
         let name = server.name.as_str();
-        let upstream = crate::upstream::Upstream::from_config(server, &config.timeouts, 1)?;
+        let base = loaded.path.parent().unwrap_or(std::path::Path::new("."));
+        let upstream = crate::upstream::Upstream::from_config(server, &config.timeouts, 1, base)?;
         let transport = UpstreamTransport {
             name,
             upstream: &upstream,

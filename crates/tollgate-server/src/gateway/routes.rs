@@ -28,6 +28,8 @@ pub(super) struct RouteContext<'a> {
     /// The observers of every route (the call metrics, extra ones).
     pub(super) observers: &'a [Arc<dyn CallObserver>],
     pub(super) workers: usize,
+    /// The configuration file's directory (relative paths).
+    pub(super) base: &'a std::path::Path,
 }
 
 /// The front: admission, and one route per `[[servers]]` entry with its
@@ -114,7 +116,7 @@ fn virtual_routes(
 }
 
 fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Route, GatewayError> {
-    let upstream = Upstream::from_config(server, &cx.config.timeouts, cx.workers)?;
+    let upstream = Upstream::from_config(server, &cx.config.timeouts, cx.workers, cx.base)?;
     let resource = ProtectedResource::from_config(cx.config, server, cx.issuers).map_err(auth_err)?;
     let audit = Arc::new(AuditObserver::new(
         cx.audit.clone(),
