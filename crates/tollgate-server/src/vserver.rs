@@ -52,6 +52,9 @@ pub(crate) struct Delegated {
     pub(crate) principal: Option<Arc<Principal>>,
     /// The virtual server and the exposed name.
     pub(crate) via: Arc<Via>,
+    /// The message as the virtual server scanned it, renamed as the body
+    /// was: the member route takes it instead of scanning again.
+    pub(crate) scanned: Option<Scanned>,
 }
 
 /// One member of a virtual server: the member's own route and how the

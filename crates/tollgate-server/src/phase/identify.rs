@@ -27,6 +27,7 @@ use crate::facts::{BodyFacts, BytesIn, Identified, family_of};
 use crate::phase::classify::{Classified, Kind};
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::vserver::Delegated;
 
 /// The identified call and the body to forward.
 pub(crate) type Outcome = Result<(Identified, Body), Rejection>;
@@ -72,7 +73,10 @@ async fn post(route: &Route, headers: &StandardHeaders, parts: &Parts, body: Bod
         Ok(CallPlan::HeadersOnly(call)) => unread(parts, body, call),
         Ok(CallPlan::ScanBody) => match read(body).await {
             Err(e) => (BodyFacts::default(), Err(e)),
-            Ok(bytes) => scanned(route, headers, bytes),
+            Ok(bytes) => {
+                let known = parts.extensions.get::<Delegated>().and_then(|d| d.scanned.clone());
+                scanned(route, headers, bytes, known)
+            }
         },
         Err(e) => {
             // Read what there is to echo the id and record the messages.
@@ -108,9 +112,10 @@ fn unread(parts: &Parts, body: Body, call: Call) -> (BodyFacts, Outcome) {
     (facts, Ok((Identified { call, family }, body)))
 }
 
-/// A call identified by scanning its body.
-fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes) -> (BodyFacts, Outcome) {
-    let found = scan(&bytes);
+/// A call identified by scanning its body — or by the scan a virtual
+/// server made before routing it here (`known`, renamed with the body).
+fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes, known: Option<Scanned>) -> (BodyFacts, Outcome) {
+    let found = known.map_or_else(|| scan(&bytes), Ok);
     let mut facts = BodyFacts {
         bytes_in: BytesIn::Known(bytes.len() as u64),
         messages: found.as_ref().map(|s| s.messages().to_vec()).unwrap_or_default(),

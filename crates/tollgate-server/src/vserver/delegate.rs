@@ -77,6 +77,19 @@ fn rewrite(
     };
     let exposed = renamed.then(|| Arc::from(entry.exposed.as_str()));
     let mut req = request(v, incoming, entry.member, body, id, exposed)?;
+    // The member route takes the message as scanned here, with the name the
+    // splice put in the body (a rename elsewhere in the body, such as a
+    // completion's `ref`, is left to the member's own scan).
+    let target = path == Some(&["params", "name"][..]);
+    if (!renamed || target)
+        && let Some(d) = req.extensions_mut().get_mut::<Delegated>()
+    {
+        let mut message = incoming.message.clone();
+        if renamed {
+            message.name = Some(entry.own.as_str().into());
+        }
+        d.scanned = Some(tollgate_mcp::Scanned::Single(message));
+    }
     if renamed && req.headers().contains_key(&NAME) {
         req.headers_mut().insert(NAME, encode_name(&entry.own));
     }
@@ -140,6 +153,7 @@ pub(crate) fn delegated(
             virtual_server: v.name.clone(),
             exposed_name: exposed,
         }),
+        scanned: None,
     });
     req
 }
