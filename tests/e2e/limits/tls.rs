@@ -64,6 +64,14 @@ async fn issue(dir: &Path, name: &str) {
     openssl(dir, &args).await;
 }
 
+/// A directory with a server and a client certificate, each with its CA.
+async fn certificates() -> tempfile::TempDir {
+    let certs = tempfile::tempdir().unwrap();
+    issue(certs.path(), "server").await;
+    issue(certs.path(), "client").await;
+    certs
+}
+
 /// `curl` with `args`: its exit status and stdout.
 async fn curl(args: &[&str]) -> (i32, String) {
     let out = Command::new("curl")
@@ -106,10 +114,8 @@ fn call_args<'a>(url: &'a str, ca: &'a str, body: &'a str, name: &'a str) -> Vec
 #[tokio::test]
 async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_certificates() {
     let demo = Demo::spawn().await;
-    let certs = tempfile::tempdir().unwrap();
+    let certs = certificates().await;
     let dir = certs.path();
-    issue(dir, "server").await;
-    issue(dir, "client").await;
     let path = |f: &str| dir.join(f).display().to_string();
     let gw = ChildGateway::spawn(&format!(
         "[listen.tls]\ncert = \"{}\"\nkey = \"{}\"\nreload_interval = \"200ms\"\n\n\
@@ -190,10 +196,8 @@ async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_cer
 #[tokio::test]
 async fn an_upstream_that_requires_a_client_certificate_is_reached_with_the_configured_one() {
     let demo = Demo::spawn().await;
-    let certs = tempfile::tempdir().unwrap();
+    let certs = certificates().await;
     let dir = certs.path();
-    issue(dir, "server").await;
-    issue(dir, "client").await;
     let path = |f: &str| dir.join(f).display().to_string();
     // The upstream: a gateway serving the demo over TLS, client
     // certificates required.

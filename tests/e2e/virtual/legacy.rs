@@ -89,6 +89,17 @@ pub(super) async fn legacy(gw: &TestGateway, session: Option<&str>, body: Value)
     Exchange::run(req, body.to_string()).await
 }
 
+/// A GET stream on `gw`'s `mixed` route in `session`.
+pub(super) async fn get_stream(gw: &TestGateway, session: &str) -> reqwest::Response {
+    http()
+        .get(gw.url("mixed"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The first JSON-RPC message of an answer, JSON or SSE.
 fn first(ex: &Exchange) -> Value {
     ex.message()
@@ -125,13 +136,7 @@ async fn a_second_replica_continues_the_session_and_a_dead_member_leaves_the_res
     assert_eq!(ex.status, 200, "{ex:?}");
 
     // The second replica opens the members' GET streams for the session.
-    let res = http()
-        .get(two.url("mixed"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let res = get_stream(&two, &session).await;
     assert_eq!(res.status(), 200);
     drop(res);
 

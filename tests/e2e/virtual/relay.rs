@@ -8,9 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tollgate_e2e::children::ts_plan_client;
-use tollgate_e2e::http;
 
-use super::legacy::{legacy, mixed};
+use super::legacy::{get_stream, legacy, mixed};
 
 /// The plan run against the virtual server (prefixed names) and against
 /// server-everything's own route.
@@ -69,13 +68,7 @@ async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
     let ex = legacy(&gw, Some(&session), level).await;
     assert_eq!(ex.message()["result"], json!({}), "{ex:?}");
 
-    let res = http()
-        .get(gw.url("mixed"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let res = get_stream(&gw, &session).await;
     assert_eq!(res.status(), 200);
     assert!(
         res.headers()["content-type"]
@@ -111,12 +104,6 @@ async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
     }
 
     // Once the stream is open, a bad session id is still refused.
-    let res = http()
-        .get(gw.url("mixed"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", "tg1.forged")
-        .send()
-        .await
-        .unwrap();
+    let res = get_stream(&gw, "tg1.forged").await;
     assert_eq!(res.status(), 404);
 }
