@@ -1,5 +1,6 @@
 //! Search mode: the model sees `find_tools`, finds a tool and calls it;
-//! the catalogue each caller is sent is audited, and shrinks.
+//! the catalogue each caller is sent is audited, and shrinks; the
+//! TypeScript SDK client finds a tool and calls it.
 
 use serde_json::json;
 use tollgate_e2e::Demo;
@@ -85,4 +86,21 @@ async fn the_catalogue_a_caller_is_sent_is_audited_and_search_mode_shrinks_it() 
         catalogue("engs") * 3 < catalogue("eng"),
         "search mode sends a far smaller catalogue: {report:#}"
     );
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_finds_a_tool_with_find_tools_and_calls_it() {
+    let demo = Demo::spawn().await;
+    let cat = python_catalog_server().await;
+    let gw = gateway(&[("demo", &demo.url, ""), ("cat", &cat.url, "")], &eng("search"), "").await;
+    let plan = json!({"calls": [
+        {"name": "find_tools", "arguments": {"query": "add two integers", "limit": 3}},
+        {"name": "demo_add", "arguments": {"a": 40, "b": 2}},
+    ]});
+    let out = tollgate_e2e::children::ts_plan_client(&gw.url("eng"), &plan, &[]).await;
+    assert_eq!(out["tools"], json!(["find_tools"]), "{out:#}");
+    let found = &out["calls"][0]["structured"]["tools"];
+    assert_eq!(found[0]["name"], "demo_add", "{out:#}");
+    assert_eq!(out["calls"][1]["content"][0]["text"], "42", "{out:#}");
+    assert_eq!(out["sessionTerminated"], "ok", "{out:#}");
 }
