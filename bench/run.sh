@@ -13,7 +13,7 @@
 #   BENCH_WARMUP=S       wrk warmup per arm and round (default 2; quick 1)
 #   BENCH_RATE=R         fixed rate for the latency runs (default 1000)
 #   BENCH_IDLE_CONNS=N   idle keep-alive connections (default 2000; quick 1000)
-#   BENCH_PORT_BASE=P    ports P..P+7 and P+10..P+13 on 127.0.0.1 (default 28080)
+#   BENCH_PORT_BASE=P    ports P..P+14 on 127.0.0.1 (default 28080)
 #   BENCH_SKIP_BUILD=1   use the existing release binary
 #   TOLLGATE_BIN=PATH    benchmark this binary (implies BENCH_SKIP_BUILD)
 #   BENCH_BUILT_FROM=REV the commit TOLLGATE_BIN was built from (a clean export)
@@ -54,12 +54,14 @@ missing=()
 [[ -n "$WRK_BIN" ]] || missing+=(wrk)
 command -v taskset >/dev/null || missing+=(util-linux)
 command -v python3 >/dev/null || missing+=(python3)
+# Arm Cr's rate-limit store (the harness starts its own on a bench port).
+command -v redis-server >/dev/null || missing+=(redis-server)
 if (( ${#missing[@]} )); then
   apt_install "${missing[@]}"
   NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
   WRK_BIN="$(command -v wrk)"
 fi
-# apt may start an nginx service on install; the benchmark runs its own instances
+# apt may start an nginx (or redis) service on install; the benchmark runs its own instances
 # on its own ports and leaves any system nginx alone.
 
 OHA_VERSION="1.16.0"

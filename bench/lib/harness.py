@@ -26,6 +26,9 @@ Arms:
   Vc  Cm's call through a virtual server over Cm's route, same process
   Vl  tools/list on a virtual server of 500 tools (answered from the
       catalog; the catalog stub serves the members' syncs), same process
+  Cr  Cv's call under a rate limit (one rule, never reached) counted in
+      Redis (Debian's redis-server on loopback, no persistence), own
+      process
 Every arm sends a 1 KiB `tools/call` except Al, Bl, Cl and Vl (`tools/list`).
 
 Settings come from the environment; see bench/README.md.
@@ -145,13 +148,21 @@ def start_servers(procs: Procs, doc: dict) -> dict[str, subprocess.Popen]:
                                            *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
     wait_port(PORTS["CATALOG"])
     gwv = serve(procs, "tollgate-virtual", render("tollgate-virtual.toml", WORK / "tollgate-virtual.toml"))
+    # Cr: the rate limit's counter in a redis-server on loopback, without
+    # persistence; the gateway connects to it when it starts.
+    redis = procs.start("redis", [TOOLS["redis"], "--bind", "127.0.0.1", "--port", str(PORTS["REDIS"]),
+                                  "--save", "", "--appendonly", "no", "--protected-mode", "no",
+                                  "--dir", str(WORK)])
+    wait_port(PORTS["REDIS"])
+    gwr = serve(procs, "tollgate-redis", render("tollgate-redis.toml", WORK / "tollgate-redis.toml"))
     wait_port(PORTS["B"])
-    for key in ("C", "CA", "CF", "CV"):
+    for key in ("C", "CA", "CF", "CV", "CR"):
         wait_port(PORTS[key])
         wait_ready(PORTS[f"{key}_ADMIN"])
     wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED)
     procs.check()
-    return {"stub": stub, "sse": sse, "proxy": proxy, "gw": gw, "gwa": gwa, "gwf": gwf, "gwv": gwv, "catalog": catalog}
+    return {"stub": stub, "sse": sse, "proxy": proxy, "gw": gw, "gwa": gwa, "gwf": gwf, "gwv": gwv, "catalog": catalog,
+            "redis": redis, "gwr": gwr}
 
 
 def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
@@ -163,13 +174,14 @@ def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[st
     proxy_worker = children_of(p["proxy"].pid)
     if len(stub_worker) != 1 or len(proxy_worker) != 1:
         raise RuntimeError(f"expected one nginx worker each, got {stub_worker} and {proxy_worker}")
-    gw, gwa, gwf, gwv = p["gw"].pid, p["gwa"].pid, p["gwf"].pid, p["gwv"].pid
+    gw, gwa, gwf, gwv, gwr = p["gw"].pid, p["gwa"].pid, p["gwf"].pid, p["gwv"].pid, p["gwr"].pid
     serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw, "Cv": gw, "Ca": gwa, "Cf": gwf,
-               "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw, "Cm": gwv, "Vc": gwv, "Vl": gwv}
+               "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw, "Cm": gwv, "Vc": gwv, "Vl": gwv, "Cr": gwr}
     meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw, "sse": p["sse"].pid,
-                  "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv, "catalog_stub": p["catalog"].pid}
+                  "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv, "catalog_stub": p["catalog"].pid,
+                  "tollgate_redis": gwr, "redis": p["redis"].pid}
     rss_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw,
-                "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv}
+                "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv, "tollgate_redis": gwr}
     return serving, meter_pids, rss_pids
 
 

@@ -33,6 +33,7 @@ SECTIONS = (
     tables.latency_table,
     tables.list_table,
     tables.virtual_table,
+    tables.redis_limits_table,
     tables.pipeline_table,
     tables.audit_table,
     tables.sse_table,

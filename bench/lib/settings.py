@@ -55,6 +55,7 @@ TOOLS = {
     "wrk": os.environ.get("WRK_BIN", "wrk"),
     "oha": os.environ.get("OHA_BIN", "oha"),
     "nginx": os.environ.get("NGINX_BIN", "nginx"),
+    "redis": os.environ.get("REDIS_BIN", "redis-server"),
 }
 WORK = Path(os.environ.get("BENCH_WORK", BENCH / ".work" / f"run-{os.getpid()}"))
 RESULTS = Path(os.environ.get("BENCH_RESULTS", BENCH / "results"))
@@ -68,10 +69,13 @@ PORTS = {
     "CF": S["port_base"] + 5,
     "CV": S["port_base"] + 6,
     "CATALOG": S["port_base"] + 7,
+    "CR": S["port_base"] + 8,
+    "REDIS": S["port_base"] + 9,
     "C_ADMIN": S["port_base"] + 10,
     "CA_ADMIN": S["port_base"] + 11,
     "CF_ADMIN": S["port_base"] + 12,
     "CV_ADMIN": S["port_base"] + 13,
+    "CR_ADMIN": S["port_base"] + 14,
 }
 
 MCP_HEADERS = [
@@ -154,6 +158,8 @@ ARMS = [
     Arm("Vc", PORTS["CV"], "/mcp/bench-virtual", "Tollgate, Cm's call through a virtual server over Cm's route (same process)"),
     Arm("Vl", PORTS["CV"], "/mcp/bench-virtual-500",
         "tools/list on a virtual server of 500 tools, answered from the catalog (first page: 100 tools)", "list"),
+    Arm("Cr", PORTS["CR"], "/mcp/bench-limited",
+        "Tollgate, Cv's call with a rate limit counted in Redis on loopback (own process)"),
 ]
 ARM_BY_NAME = {a.name: a for a in ARMS}
 # Headers one arm sends besides its request's (Cf's bearer token, minted at start).

@@ -28,14 +28,16 @@ LIST_ARMS = ("Al", "Bl", "Cl")
 OWN_ANSWER_ARMS = ("Vl",)
 # Every Tollgate arm with an upstream answer, compared with its direct arm
 # and its nginx arm.
-GATEWAY_ARMS = C_ARMS + ("Cl", "Cm", "Vc")
+GATEWAY_ARMS = C_ARMS + ("Cl", "Cm", "Vc", "Cr")
 # Arms compared with besides the direct and nginx arms: Ca (audit) and Cf
 # (full pipeline) against the pure verify proxy Cv, and Cf against Ca; the
 # direct tools/list against the direct tools/call (how much heavier the
 # list answer is for the stub), Cl against Cv (the same process).
 # A call through a virtual server (Vc) against the same call on its
-# member's own route (Cm).
-EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",), "Vc": ("Cm",)}
+# member's own route (Cm). A call counted by a rate limit in Redis (Cr)
+# against the same call without limits (Cv).
+EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",), "Vc": ("Cm",),
+               "Cr": ("Cv",)}
 # The pipeline's parts, as differences of arms: (name, arm, base, what).
 PARTS = [
     ("audit", "Ca", "Cv", "audit trail (batch)"),
@@ -80,7 +82,7 @@ def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
 def serving_key(arm: str) -> str:
     return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full",
             "Al": "stub", "Bl": "nginx", "Cm": "tollgate_virtual", "Vc": "tollgate_virtual",
-            "Vl": "tollgate_virtual"}.get(arm, "tollgate")
+            "Vl": "tollgate_virtual", "Cr": "tollgate_redis"}.get(arm, "tollgate")
 
 
 def direct_of(arm: str) -> str | None:
@@ -283,6 +285,23 @@ def virtual_servers(out: dict) -> dict | None:
     return res or None
 
 
+def redis_limits(out: dict) -> dict | None:
+    """A call under a rate limit counted in Redis against the same call
+    without limits (Cr − Cv: added latency at the fixed rate, RPS ratio,
+    CPU per request of the gateway process)."""
+    t, f = out["throughput"], out["fixed_rate"]
+    if "Cr" not in t or "Cv" not in t:
+        return None
+    return {
+        "cpu_us": {arm: {"saturation": t[arm]["cpu_us_per_req"], "fixed_rate": f[arm]["cpu_us_per_req"]}
+                   for arm in ("Cv", "Cr")},
+        "cpu_us_saturation": minus(t["Cr"]["cpu_us_per_req"], t["Cv"]["cpu_us_per_req"]),
+        "cpu_us_fixed_rate": minus(f["Cr"]["cpu_us_per_req"], f["Cv"]["cpu_us_per_req"]),
+        "rps_ratio": t["Cr"].get("ratio_vs_Cv"),
+        **{f"added_{q}": f["Cr"].get(f"added_{q}_vs_Cv") for q in ("p50_ms", "p90_ms", "p99_ms")},
+    }
+
+
 def sse_entry(ss: dict, arm: str) -> dict:
     """SSE time to first event of one arm, and what it adds to A's."""
     recs = [ss[r][arm] for r in sorted(ss) if arm in ss[r]]
@@ -334,6 +353,9 @@ def summarize_runs(doc: dict) -> dict:
     virtual = virtual_servers(out)
     if virtual:
         out["virtual"] = virtual
+    redis = redis_limits(out)
+    if redis:
+        out["redis_limits"] = redis
     # Audit trails: records written for the requests sent.
     for rec in doc.get("audit", []):
         out.setdefault("audit", {})[rec["arm"]] = rec

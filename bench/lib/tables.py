@@ -203,6 +203,34 @@ def virtual_table(doc: dict) -> list[str]:
     return L
 
 
+def redis_limits_table(doc: dict) -> list[str]:
+    """A call under a rate limit counted in Redis against the same call
+    without limits."""
+    r, rate = doc["summary"].get("redis_limits"), doc["settings"]["rate"]
+    if not r:
+        return []
+    L = ["## Rate limits with Redis", ""]
+    L.append("Cr sends Cv's `tools/call` to a verify route like Cv's, in a process of its own with one "
+             "`[[limits.rules]]` rule matching the call (per = \"global\", a rate it never reaches) and "
+             "`[limits.redis]` pointing at a redis-server on loopback (no persistence, on the server core). "
+             "Cr − Cv is what the limit adds: one decision in Redis per call.")
+    L.append("")
+    L.append(f"| Arm | CPU µs/req at saturation | CPU µs/req at {rate} RPS |")
+    L.append("|---|---|---|")
+    for arm, c in r["cpu_us"].items():
+        L.append(f"| {arm} | {f(c['saturation'], 1)} | {f(c['fixed_rate'], 1)} |")
+    L.append(f"| **Cr − Cv** | **{f(r['cpu_us_saturation'], 1)}** | **{f(r['cpu_us_fixed_rate'], 1)}** |")
+    L.append("")
+    rr = r["rps_ratio"]
+    cells = [f"{f(r[f'added_{q}']['median'])}{flag(r[f'added_{q}'])}" if r.get(f"added_{q}") else "n/a"
+             for q in ("p50_ms", "p90_ms", "p99_ms")]
+    L.append(f"RPS Cr / Cv at saturation (median of rounds): {f(rr['median'], 3) + flag(rr) if rr else 'n/a'}; "
+             f"added latency at {rate} RPS, Cr − Cv: p50 {cells[0]} ms, p90 {cells[1]} ms, p99 {cells[2]} ms. "
+             "The CPU of redis-server itself is not in the gateway's figures (it shares the server core).")
+    L.append("")
+    return L
+
+
 def pipeline_table(doc: dict) -> list[str]:
     s, rate = doc["summary"], doc["settings"]["rate"]
     if not s.get("pipeline"):

@@ -45,6 +45,12 @@ TARGETS = {
     # fixed rate, as the client measures it (loopback included).
     "virtual_call_cpu_us": 3.0,
     "virtual_list_p50_ms": 0.5,
+    # Rate limits with Redis on loopback (issue 12): a call under a rule
+    # counted in Redis adds at most 0.1 ms p50 at the fixed rate to the same
+    # call without limits (Cr − Cv, each its own process), and keeps at
+    # least 0.9x of its RPS at saturation.
+    "redis_added_p50_ms": 0.10,
+    "redis_rps_ratio": 0.90,
 }
 
 
@@ -111,6 +117,14 @@ def judge(out: dict, doc: dict) -> list[dict]:
         p50 = vs["list"]["p50_ms"]
         T.append(verdict(f"tools/list of a 500-tool virtual server, p50 at {rate} RPS", "Vl", p50["median"],
                          TARGETS["virtual_list_p50_ms"], "ms", basis=p50["basis"]))
+    rl = out.get("redis_limits")
+    if rl:
+        a = rl.get("added_p50_ms")
+        T.append(verdict(f"rate limit in Redis, added p50 at {rate} RPS (Cr - Cv)", "Cr", a["median"] if a else None,
+                         TARGETS["redis_added_p50_ms"], "ms", basis=a["basis"] if a else None))
+        r = rl.get("rps_ratio")
+        T.append(verdict("rate limit in Redis, RPS at saturation (Cr/Cv)", "Cr", r["median"] if r else None,
+                         TARGETS["redis_rps_ratio"], "x of Cv", higher_is_better=True, basis=r["basis"] if r else None))
     if "Cu" in out["sse"]:
         s = out["sse"]["Cu"]["added_ttfe_p50_ms"]
         T.append(verdict("SSE first event added, p50", "Cu", s["median"], TARGETS["sse_added_p50_ms"], "ms",
