@@ -19,6 +19,11 @@ struct Redis {
 
 impl Redis {
     async fn start(port: Option<u16>) -> Redis {
+        Redis::start_with(port, &[]).await
+    }
+
+    /// Start one with extra server arguments (`--requirepass`, …).
+    async fn start_with(port: Option<u16>, extra: &[&str]) -> Redis {
         let port = port.unwrap_or_else(|| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
         let mut child = Command::new("redis-server")
             .args([
@@ -31,6 +36,7 @@ impl Redis {
                 "--appendonly",
                 "no",
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .spawn()
             .expect("redis-server on PATH (scripts/install-test-deps.sh installs it)");
@@ -193,4 +199,24 @@ async fn a_budget_spent_on_one_replica_is_spent_on_the_other() {
     drop(redis);
     let refused = one.check_budgets(&who).await.unwrap_err();
     assert!(refused.store_unavailable, "deny while the store is down");
+}
+
+#[tokio::test]
+async fn a_password_from_the_settings_authenticates_and_a_wrong_one_leaves_the_store_down() {
+    let redis = Redis::start_with(None, &["--requirepass", "s3cret-pw"]).await;
+    let rules = [rule(OnStoreError::Deny)];
+    let mut good = settings(redis.port);
+    good.password = Some("s3cret-pw".into());
+    let limiter = Limiter::with_store(&rules, &good, 1).unwrap();
+    connected(&limiter).await;
+    limiter.check(&call("alice")).await.unwrap();
+
+    let mut bad = settings(redis.port);
+    bad.password = Some("wrong".into());
+    let refused = Limiter::with_store(&rules, &bad, 1).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refusal = refused.check(&call("alice")).await.unwrap_err();
+    assert!(refusal.store_unavailable, "{refusal:?}");
+    let health = refused.store_health().unwrap();
+    assert!(!health.up && health.last_error.is_some(), "{health:?}");
 }

@@ -105,3 +105,33 @@ fn schema_describes_servers() {
     assert!(s.contains("header_trust"));
     assert!(s.contains("max_body_bytes"));
 }
+
+#[test]
+fn limits_store_and_budgets_are_validated_with_their_keys() {
+    let text = format!(
+        "{MINIMAL}\n[limits]\ntime_zone = \"Mars/Olympus\"\n\n[limits.redis]\nurl = \"http://x\"\n\
+         password = {{ env = \"REDIS_PW\" }}\nreplicas = 0\n\n\
+         [[limits.budgets]]\nid = \"b\"\nperiod = \"month\"\ntokens = 0\nwarn_at = 1.5\n"
+    );
+    let keys: Vec<String> = errors(&text).into_iter().map(|e| e.key).collect();
+    for key in [
+        "limits.time_zone",
+        "limits.redis.url",
+        "limits.redis.replicas",
+        "limits.redis.password",
+        "limits.budgets[0].tokens",
+        "limits.budgets[0].warn_at",
+    ] {
+        assert!(keys.iter().any(|k| k == key), "{key} not in {keys:?}");
+    }
+    let good = format!(
+        "{MINIMAL}\n[limits.redis]\nurl = \"rediss://redis.internal:6380\"\npassword = {{ env = \"REDIS_PW\" }}\n"
+    );
+    let mut env = FakeEnv::default();
+    env.0.insert("REDIS_PW".into(), "pw\n".into());
+    let loaded = load_str(Path::new("gw.toml"), &good, &env).unwrap();
+    assert_eq!(
+        loaded.limit_store_password.as_ref().map(|p| p.expose().to_vec()),
+        Some(b"pw".to_vec())
+    );
+}
