@@ -154,23 +154,13 @@ impl Store {
 
     /// Count a call against `cells` in one round trip.
     pub(crate) async fn check(&self, cells: &[Cell]) -> Result<Verdict, StoreError> {
-        let result = self.round_trip(cells).await;
-        self.record(&result);
-        result
-    }
-
-    async fn round_trip(&self, cells: &[Cell]) -> Result<Verdict, StoreError> {
-        let Some(conn) = self.conn.load_full() else {
-            return Err(StoreError::NotConnected);
-        };
-        let mut conn = ConnectionManager::clone(&conn);
         let mut call = self.script.prepare_invoke();
         for c in cells {
             call.key(&c.key).arg(micros(c.interval)).arg(micros(c.tolerance));
         }
-        let (index, wait): (i64, i64) = tokio::time::timeout(self.timeout, call.invoke_async(&mut conn))
-            .await
-            .map_err(|_| StoreError::Timeout(self.timeout))??;
+        let (index, wait): (i64, i64) = self
+            .run(|mut conn| async move { call.invoke_async(&mut conn).await })
+            .await?;
         Ok(match usize::try_from(index) {
             Ok(0) | Err(_) => Verdict::Room,
             Ok(i) => Verdict::Full(i - 1, Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
@@ -179,43 +169,39 @@ impl Store {
 
     /// The values of `keys` (0 where unset), in one round trip.
     pub(crate) async fn get_all(&self, keys: &[String]) -> Result<Vec<u64>, StoreError> {
-        let result = self.fetch(keys).await;
-        self.record(&result);
-        result
-    }
-
-    async fn fetch(&self, keys: &[String]) -> Result<Vec<u64>, StoreError> {
-        let Some(conn) = self.conn.load_full() else {
-            return Err(StoreError::NotConnected);
-        };
-        let mut conn = ConnectionManager::clone(&conn);
         let mut cmd = redis::cmd("MGET");
         cmd.arg(keys);
-        let values: Vec<Option<u64>> = tokio::time::timeout(self.timeout, cmd.query_async(&mut conn))
-            .await
-            .map_err(|_| StoreError::Timeout(self.timeout))??;
+        let values: Vec<Option<u64>> = self
+            .run(|mut conn| async move { cmd.query_async(&mut conn).await })
+            .await?;
         Ok(values.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     /// Add `n` to `key`, which expires at `expire_at` (Unix seconds).
     pub(crate) async fn add(&self, key: &str, n: u64, expire_at: i64) -> Result<(), StoreError> {
-        let result = self.increment(key, n, expire_at).await;
-        self.record(&result);
-        result
-    }
-
-    async fn increment(&self, key: &str, n: u64, expire_at: i64) -> Result<(), StoreError> {
-        let Some(conn) = self.conn.load_full() else {
-            return Err(StoreError::NotConnected);
-        };
-        let mut conn = ConnectionManager::clone(&conn);
         let mut pipe = redis::pipe();
         pipe.atomic().cmd("INCRBY").arg(key).arg(n).ignore();
         pipe.cmd("EXPIREAT").arg(key).arg(expire_at).ignore();
-        tokio::time::timeout(self.timeout, pipe.query_async::<()>(&mut conn))
+        self.run(|mut conn| async move { pipe.query_async::<()>(&mut conn).await })
             .await
-            .map_err(|_| StoreError::Timeout(self.timeout))??;
-        Ok(())
+    }
+
+    /// Run one exchange on the connection within the timeout, and record
+    /// how it went for `/readyz` and the metrics.
+    async fn run<T, F, Fut>(&self, exchange: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let result = match self.conn.load_full() {
+            None => Err(StoreError::NotConnected),
+            Some(conn) => match tokio::time::timeout(self.timeout, exchange(ConnectionManager::clone(&conn))).await {
+                Err(_) => Err(StoreError::Timeout(self.timeout)),
+                Ok(answer) => answer.map_err(StoreError::from),
+            },
+        };
+        self.record(&result);
+        result
     }
 
     /// The key of a budget's count.
