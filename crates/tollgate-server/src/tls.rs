@@ -94,9 +94,8 @@ pub(crate) fn upstream_config(
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(ca) = &tls.ca {
-        let ca = base.join(ca);
-        for c in CertificateDer::pem_file_iter(&ca).map_err(|e| file_error(&ca, e))? {
-            roots.add(c.map_err(|e| file_error(&ca, e))?)?;
+        for c in certificates(&base.join(ca))? {
+            roots.add(c)?;
         }
     }
     let builder = rustls::ClientConfig::builder_with_provider(provider())
@@ -104,24 +103,25 @@ pub(crate) fn upstream_config(
         .with_root_certificates(roots);
     Ok(match (&tls.cert, &tls.key) {
         (Some(cert), Some(key)) => {
-            let (cert, key) = (base.join(cert), base.join(key));
-            let chain = CertificateDer::pem_file_iter(&cert)
-                .map_err(|e| file_error(&cert, e))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| file_error(&cert, e))?;
+            let key = base.join(key);
             let der = PrivateKeyDer::from_pem_file(&key).map_err(|e| file_error(&key, e))?;
-            builder.with_client_auth_cert(chain, der)?
+            builder.with_client_auth_cert(certificates(&base.join(cert))?, der)?
         }
         _ => builder.with_no_client_auth(),
     })
 }
 
+/// Every certificate in a PEM file, in order.
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    CertificateDer::pem_file_iter(path)
+        .map_err(|e| file_error(path, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| file_error(path, e))
+}
+
 /// The certificate chain and key in two PEM files.
 fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| file_error(cert, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| file_error(cert, e))?;
+    let chain = certificates(cert)?;
     if chain.is_empty() {
         return Err(file_error(cert, "no certificate in the file"));
     }
@@ -148,8 +148,8 @@ impl ListenerTls {
             Some(ca) => {
                 let ca = base.join(ca);
                 let mut roots = RootCertStore::empty();
-                for c in CertificateDer::pem_file_iter(&ca).map_err(|e| file_error(&ca, e))? {
-                    roots.add(c.map_err(|e| file_error(&ca, e))?)?;
+                for c in certificates(&ca)? {
+                    roots.add(c)?;
                 }
                 let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
                     .build()
