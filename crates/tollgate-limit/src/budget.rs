@@ -13,6 +13,22 @@
 
 mod period;
 
+/// The key `who` is counted under in `budget` — its team, cost centre or
+/// principal — when the budget covers the call at all (its routes, its
+/// keys). The gateway and `tollgate usage --budgets` count the same way.
+pub fn counted_as<'a>(budget: &Budget, who: &Spender<'a>) -> Option<&'a str> {
+    let routes = &budget.routes;
+    if !routes.is_empty() && !routes.iter().any(|r| r == who.route || who.via == Some(r.as_str())) {
+        return None;
+    }
+    let key = match budget.per {
+        BudgetKey::Team => who.team,
+        BudgetKey::CostCenter => who.cost_center,
+        BudgetKey::Principal => who.principal,
+    }?;
+    (budget.keys.is_empty() || budget.keys.iter().any(|k| k == key)).then_some(key)
+}
+
 /// The start and end of the `period` holding `now`, counted in the IANA
 /// time zone `zone` (UTC when unknown); `None` at the edges of the
 /// calendar. Reports use it to sum a budget's current period.
@@ -99,7 +115,7 @@ pub(crate) struct Budgets {
     /// This process's counts by count key (`id:key:period start`).
     local: DashMap<String, u64>,
     /// The latest total seen per budget and key (metrics).
-    seen: DashMap<(usize, String), (i64, u64)>,
+    seen: DashMap<(usize, String), u64>,
 }
 
 #[derive(Debug)]
@@ -114,7 +130,6 @@ struct Count<'a> {
     index: usize,
     key: String,
     id: String,
-    start: i64,
     end: Timestamp,
 }
 
@@ -149,31 +164,17 @@ impl Budgets {
 
     /// The counts `who` adds to at `now`.
     fn counts<'a>(&'a self, who: &Spender<'_>, now: Timestamp) -> Vec<Count<'a>> {
-        let zone = &self.zone;
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| {
-                let r = &e.config.routes;
-                r.is_empty() || r.iter().any(|r| r == who.route || who.via == Some(r.as_str()))
-            })
             .filter_map(|(index, entry)| {
-                let key = match entry.config.per {
-                    BudgetKey::Team => who.team,
-                    BudgetKey::CostCenter => who.cost_center,
-                    BudgetKey::Principal => who.principal,
-                }?;
-                let keys = &entry.config.keys;
-                if !keys.is_empty() && !keys.iter().any(|k| k == key) {
-                    return None;
-                }
-                let (start, end) = period::bounds(entry.config.period, zone, now)?;
+                let key = counted_as(&entry.config, who)?;
+                let (start, end) = period::bounds(entry.config.period, &self.zone, now)?;
                 Some(Count {
                     entry,
                     index,
                     id: format!("{}:{key}:{}", entry.id, start.as_second()),
                     key: key.to_owned(),
-                    start: start.as_second(),
                     end,
                 })
             })
@@ -199,7 +200,8 @@ impl Budgets {
             }
             None => None,
         };
-        let mut standing: Option<Standing> = None;
+        let mut tightest: Option<(&Count<'_>, u64)> = None;
+        let mut warn = false;
         for (i, c) in counts.iter().enumerate() {
             let spent = match &shared {
                 None => self.local_spent(&c.id),
@@ -215,21 +217,17 @@ impl Budgets {
             if spent >= cap {
                 return Err(exhausted(c, now, false));
             }
-            let warn = spent as f64 >= c.entry.config.warn_at * cap as f64;
+            warn |= spent as f64 >= c.entry.config.warn_at * cap as f64;
             let remaining = cap - spent;
-            standing = Some(match standing {
-                Some(s) if s.remaining <= remaining => Standing {
-                    warn: s.warn || warn,
-                    ..s
-                },
-                other => Standing {
-                    budget: c.entry.id.clone(),
-                    remaining,
-                    warn: warn || other.is_some_and(|s| s.warn),
-                },
-            });
+            if tightest.is_none_or(|(_, least)| remaining < least) {
+                tightest = Some((c, remaining));
+            }
         }
-        Ok(standing)
+        Ok(tightest.map(|(c, remaining)| Standing {
+            budget: c.entry.id.clone(),
+            remaining,
+            warn,
+        }))
     }
 
     /// Add `tokens` to every budget `who` counts against.
@@ -265,7 +263,7 @@ impl Budgets {
     }
 
     fn saw(&self, c: &Count<'_>, spent: u64) {
-        self.seen.insert((c.index, c.key.clone()), (c.start, spent));
+        self.seen.insert((c.index, c.key.clone()), spent);
     }
 
     /// Drop this process's counts of periods that have ended.
@@ -286,7 +284,7 @@ impl Budgets {
         self.seen
             .iter()
             .filter_map(|item| {
-                let ((index, key), (_, spent)) = item.pair();
+                let ((index, key), spent) = item.pair();
                 let entry = self.entries.get(*index)?;
                 Some(BudgetCount {
                     budget: entry.id.clone(),

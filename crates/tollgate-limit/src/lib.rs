@@ -24,7 +24,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tollgate_config::{OnStoreError, RateKey, RateRule};
 
 use self::budget::Budgets;
-pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, period_bounds};
+pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, counted_as, period_bounds};
 use self::store::{Cell, Store, Verdict};
 pub use self::store::{StoreError, StoreHealth, StoreSettings};
 
@@ -121,11 +121,6 @@ impl Limiter {
     pub fn with_budgets(mut self, budgets: &[tollgate_config::Budget], zone: &str) -> Limiter {
         self.budgets = Budgets::new(budgets, zone);
         self
-    }
-
-    /// Whether there are neither rules nor budgets.
-    pub fn is_idle(&self) -> bool {
-        self.rules.is_empty() && self.budgets.is_empty()
     }
 
     /// Whether `who` may make a call under the budgets, and where it
@@ -250,9 +245,9 @@ impl Rule {
         })
     }
 
-    fn check_local(&self, key: &str) -> Result<(), Refusal> {
+    fn check_local(&self, key: &String) -> Result<(), Refusal> {
         self.counters
-            .check_key(&key.to_owned())
+            .check_key(key)
             .map_err(|not_until| self.refuse(not_until.wait_time_from(DefaultClock::default().now()), false))
     }
 

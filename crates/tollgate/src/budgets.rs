@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use tollgate_audit::{CallRecord, Filter, Phase, QueryError};
-use tollgate_config::{Budget, BudgetKey, Config};
+use tollgate_config::{Budget, Config};
+use tollgate_limit::Spender;
 
 /// One budget and key this period.
 #[derive(Debug)]
@@ -73,23 +74,17 @@ pub(crate) fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Res
         .collect())
 }
 
-/// The key `r` counts under in `b`, if it counts.
+/// The key `r` counts under in `b`, if it counts: as the gateway counts.
 fn key_of<'r>(b: &Budget, r: &'r CallRecord) -> Option<&'r str> {
-    let routes = &b.routes;
-    let on_route = routes.is_empty()
-        || routes
-            .iter()
-            .any(|x| *x == *r.route || r.virtual_server.as_deref() == Some(x.as_str()));
-    if !on_route {
-        return None;
-    }
     let p = r.principal.as_deref()?;
-    let key = match b.per {
-        BudgetKey::Team => p.team.as_deref()?,
-        BudgetKey::CostCenter => p.cost_center.as_deref()?,
-        BudgetKey::Principal => p.subject.as_str(),
+    let who = Spender {
+        route: &r.route,
+        via: r.virtual_server.as_deref(),
+        principal: Some(p.subject.as_str()),
+        team: p.team.as_deref(),
+        cost_center: p.cost_center.as_deref(),
     };
-    (b.keys.is_empty() || b.keys.iter().any(|k| k == key)).then_some(key)
+    tollgate_limit::counted_as(b, &who)
 }
 
 fn row(b: &Budget, key: String, spent: u64, (start, end): (SystemTime, SystemTime), now: SystemTime) -> BudgetRow {
