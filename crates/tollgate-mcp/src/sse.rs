@@ -37,6 +37,24 @@ mod block;
 
 use self::block::{Block, Lines};
 
+/// Whether `headers` say the body is an SSE stream (`Content-Type:
+/// text/event-stream`, with or without parameters).
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue, header::CONTENT_TYPE};
+/// use tollgate_mcp::sse::is_event_stream;
+///
+/// let mut h = HeaderMap::new();
+/// assert!(!is_event_stream(&h));
+/// h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+/// assert!(is_event_stream(&h));
+/// ```
+pub fn is_event_stream(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
+
 /// The largest event a [`Decoder::default`] buffers (1 MiB).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 1024 * 1024;
 

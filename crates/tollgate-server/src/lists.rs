@@ -19,7 +19,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::CONTENT_LENGTH;
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use tollgate_catalog::{Definition, Kind, Lock, Mode, judge_entry};
@@ -70,10 +70,7 @@ pub(crate) async fn filter(
         return Ok((res, None));
     }
     let (mut parts, body) = res.into_parts();
-    let is_sse = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let is_sse = tollgate_mcp::sse::is_event_stream(&parts.headers);
     let bytes = Limited::new(body, MAX_LIST_BYTES)
         .collect()
         .await

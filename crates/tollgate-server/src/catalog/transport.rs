@@ -92,10 +92,7 @@ async fn read(res: http::Response<crate::upstream::Pooled>) -> Result<Reply, Cat
         .get(&SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let sse = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let sse = tollgate_mcp::sse::is_event_stream(&parts.headers);
     let body: Bytes = Limited::new(body, MAX_ANSWER)
         .collect()
         .await

@@ -154,10 +154,7 @@ fn upstream_request(
 fn downstream(res: http::Response<crate::upstream::Pooled>, idle: std::time::Duration) -> Response {
     let (mut parts, body) = res.into_parts();
     strip_hop_by_hop(&mut parts.headers);
-    let sse = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let sse = tollgate_mcp::sse::is_event_stream(&parts.headers);
     if sse {
         parts.headers.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
     }

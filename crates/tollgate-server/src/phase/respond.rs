@@ -12,7 +12,6 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::response::Response;
 use http::HeaderValue;
-use http::header::CONTENT_TYPE;
 use tollgate_core::{Era, ErrorKind};
 use tollgate_mcp::headers::SESSION_ID;
 
@@ -91,10 +90,7 @@ fn metered(route: &Arc<Route>, facts: Box<Facts>, mut res: Response, rejection: 
         route: route.name.clone(),
         method: family,
     });
-    let sse = res
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let sse = tollgate_mcp::sse::is_event_stream(res.headers());
     let tee = if rejection.is_some() {
         0
     } else {

@@ -30,7 +30,7 @@ use http::{HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::value::RawValue;
 use tollgate_core::{ErrorKind, Principal};
 use tollgate_mcp::headers::{PROTOCOL_VERSION, SESSION_ID};
-use tollgate_mcp::sse::{Decoder, Event};
+use tollgate_mcp::sse::{Decoder, Event, is_event_stream};
 use tollgate_mcp::{MessageKind, RequestId, Scanned, scan, splice};
 
 use super::{Incoming, VirtualRoute, delegate, session};
@@ -74,13 +74,6 @@ fn rewrite(member: usize, data: &str) -> Option<String> {
     let id = m.id?;
     let out = splice::replace_raw(data.as_bytes(), &["id"], &namespaced(member, id.as_json())).ok()?;
     String::from_utf8(out).ok()
-}
-
-fn is_event_stream(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
 /// Member `member`'s SSE body as events, each passed on as soon as it is
