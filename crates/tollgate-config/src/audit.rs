@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer};
 use url::Url;
 
 /// `[audit]`: the audit trail and spend estimation.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Audit {
     /// Write audit records. On by default.
@@ -113,7 +113,7 @@ pub enum Durability {
 }
 
 /// `[audit.otlp]`: audit records as OpenTelemetry log records (OTLP/HTTP).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditOtlp {
     /// Export. Off by default.
@@ -154,7 +154,7 @@ impl Default for AuditOtlp {
 
 /// A server's `audit` table: what its records say about it, and what they
 /// capture of its calls.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerAudit {
     /// The upstream's version, as approved (e.g. `"1.4.2"`).

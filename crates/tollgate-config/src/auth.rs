@@ -16,7 +16,7 @@ use url::Url;
 use crate::SecretSource;
 
 /// `[auth]`: who may issue tokens, and where the gateway is reachable.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Auth {
     /// The canonical base URL of the public listener as clients reach it
@@ -106,7 +106,7 @@ impl TryFrom<String> for SigningAlgorithm {
 }
 
 /// `[[auth.issuers]]`: one OAuth authorization server / OIDC provider.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Issuer {
     /// The issuer identifier, compared exactly with the token's `iss`.
@@ -199,7 +199,7 @@ impl Default for ClaimMapping {
 }
 
 /// RFC 7662 token introspection for opaque tokens.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Introspection {
     /// The introspection endpoint.
@@ -317,7 +317,7 @@ pub struct OAuthClient {
 }
 
 /// `[dev_issuer]`: a local token issuer for development.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DevIssuer {
     /// Turn it on.

@@ -101,15 +101,6 @@ pub fn read_lock_text(path: &Path) -> Result<Option<String>, ConfigError> {
     }
 }
 
-/// What tells that the lock file at `path` changed since it was last read:
-/// its modification time and length (`None` while it cannot be examined,
-/// e.g. mid-replacement or missing). The gateway polls this to reload.
-#[must_use]
-pub fn lock_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
-}
-
 /// Replace the lock file at `path` with `text` atomically: the text is
 /// written to a temporary file in the same directory, synced, and renamed
 /// over the old file, so a reader (or a crash) sees the old lock or the new

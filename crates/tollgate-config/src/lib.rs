@@ -17,6 +17,7 @@ mod model;
 mod policy;
 mod policy_files;
 mod rate_limit;
+mod reload;
 mod resilience;
 mod secret;
 mod tls;
@@ -29,7 +30,7 @@ pub use auth::{
     SigningAlgorithm, StaticCredential,
 };
 pub use budget::{Budget, BudgetKey, BudgetPeriod};
-pub use catalog::{Catalog, CatalogMode, lock_stamp, read_lock_text, write_lock_text};
+pub use catalog::{Catalog, CatalogMode, read_lock_text, write_lock_text};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{AuthSecrets, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load, load_str, schema};
@@ -40,6 +41,7 @@ pub use model::{
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore};
+pub use reload::{file_stamp, restart_required};
 pub use resilience::{Breaker, Resilience};
 pub use secret::{Secret, SecretSource};
 pub use tls::{ListenerTls, UpstreamTls};

@@ -46,7 +46,7 @@ impl Environment for ProcessEnvironment {
 }
 
 /// A validated configuration with its secrets resolved.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
     /// The file it came from.
     pub path: PathBuf,

@@ -19,7 +19,7 @@ use crate::tracing::Tracing;
 use crate::virtual_server::VirtualServer;
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Listener addresses.
@@ -117,7 +117,7 @@ impl Config {
 }
 
 /// Listener addresses.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Listen {
     /// MCP traffic: routes `/mcp/{server}`.
@@ -133,7 +133,7 @@ pub struct Listen {
 }
 
 /// Request limits.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Largest request body accepted, in bytes (413 above).
@@ -202,7 +202,7 @@ impl Default for Timeouts {
 }
 
 /// Browser-facing protections.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Security {
     /// Origins allowed to call (exact `scheme://host[:port]`). A request
@@ -214,7 +214,7 @@ pub struct Security {
 
 /// Legacy (≤ 2025-11-25) session ids are sealed with AES-256-GCM so any
 /// replica can route them without shared storage.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Sessions {
     /// The 32-byte key, base64-encoded. Without one a random key is made at
@@ -239,7 +239,7 @@ impl Default for Sessions {
 }
 
 /// Graceful shutdown.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Shutdown {
     /// How long in-flight calls and streams may run after a stop signal.
@@ -257,7 +257,7 @@ impl Default for Shutdown {
 }
 
 /// Async runtime sizing.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Runtime {
     /// Worker threads serving the public listener (each a single-threaded
@@ -314,7 +314,7 @@ impl TryFrom<String> for ServerName {
 }
 
 /// One upstream MCP server.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Server {
     /// Route name: the server is served at `/mcp/{name}`.
@@ -365,7 +365,7 @@ fn default_true() -> bool {
 }
 
 /// Per-server timeout overrides.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TimeoutOverrides {
     /// See [`Timeouts::connect`].

@@ -14,7 +14,7 @@ use serde::Deserialize;
 /// `[policy]`: Cedar authorization. Without `dir`, calls are not authorized
 /// by policy (every call that passes authentication and the protocol checks
 /// is forwarded).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Policy {
     /// The policy directory: `schema.cedarschema` (or one in the parent

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer};
 use url::Url;
 
 /// `[tracing]`: OpenTelemetry traces exported over OTLP/HTTP.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Tracing {
     /// Export spans. Off by default.

@@ -24,7 +24,7 @@ pub const FIND_TOOLS: &str = "find_tools";
 
 /// `[[virtual_servers]]`: one route composed of the tools and prompts of
 /// several servers.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VirtualServer {
     /// Route name: served at `/mcp/{name}`, unique among `[[servers]]` and

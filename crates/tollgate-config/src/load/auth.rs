@@ -11,7 +11,7 @@ use crate::locate::Seg;
 use crate::{Config, Credential, Environment, Issuer, OAuthClient, Secret, Server, ServerAuth};
 
 /// Secrets named by `[auth]` and the servers' credentials, read at load.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AuthSecrets {
     /// `auth.issuers[i].introspection.client_secret`, by issuer index.
     pub introspection: Vec<Option<Secret>>,
