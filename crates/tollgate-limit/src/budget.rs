@@ -112,10 +112,12 @@ pub struct BudgetCount {
 pub(crate) struct Budgets {
     entries: Vec<Entry>,
     zone: TimeZone,
-    /// This process's counts by count key (`id:key:period start`).
-    local: DashMap<String, u64>,
-    /// The latest total seen per budget and key (metrics).
-    seen: DashMap<(usize, String), u64>,
+    /// This process's counts by count key (`id:key:period start`); shared
+    /// with the budgets a reload replaced.
+    local: Arc<DashMap<String, u64>>,
+    /// The latest total seen per budget id and key (metrics); shared like
+    /// `local`.
+    seen: Arc<DashMap<(Arc<str>, String), u64>>,
 }
 
 #[derive(Debug)]
@@ -127,7 +129,6 @@ struct Entry {
 /// One budget a call counts against, this period.
 struct Count<'a> {
     entry: &'a Entry,
-    index: usize,
     key: String,
     id: String,
     end: Timestamp,
@@ -152,9 +153,17 @@ impl Budgets {
                 })
                 .collect(),
             zone: TimeZone::get(zone).unwrap_or(TimeZone::UTC),
-            local: DashMap::new(),
-            seen: DashMap::new(),
+            local: Arc::new(DashMap::new()),
+            seen: Arc::default(),
         }
+    }
+
+    /// Keep the spend counted by `previous` (a configuration reload): the
+    /// count keys name the budget and the period, so a budget that stays
+    /// keeps its spend and one that is gone leaves its counts unread.
+    pub(crate) fn inherit(&mut self, previous: &Budgets) {
+        self.local = Arc::clone(&previous.local);
+        self.seen = Arc::clone(&previous.seen);
     }
 
     /// Whether there are no budgets.
@@ -166,13 +175,11 @@ impl Budgets {
     fn counts<'a>(&'a self, who: &Spender<'_>, now: Timestamp) -> Vec<Count<'a>> {
         self.entries
             .iter()
-            .enumerate()
-            .filter_map(|(index, entry)| {
+            .filter_map(|entry| {
                 let key = counted_as(&entry.config, who)?;
                 let (start, end) = period::bounds(entry.config.period, &self.zone, now)?;
                 Some(Count {
                     entry,
-                    index,
                     id: format!("{}:{key}:{}", entry.id, start.as_second()),
                     key: key.to_owned(),
                     end,
@@ -263,7 +270,7 @@ impl Budgets {
     }
 
     fn saw(&self, c: &Count<'_>, spent: u64) {
-        self.seen.insert((c.index, c.key.clone()), spent);
+        self.seen.insert((c.entry.id.clone(), c.key.clone()), spent);
     }
 
     /// Drop this process's counts of periods that have ended.
@@ -284,8 +291,8 @@ impl Budgets {
         self.seen
             .iter()
             .filter_map(|item| {
-                let ((index, key), spent) = item.pair();
-                let entry = self.entries.get(*index)?;
+                let ((id, key), spent) = item.pair();
+                let entry = self.entries.iter().find(|e| e.id == *id)?;
                 Some(BudgetCount {
                     budget: entry.id.clone(),
                     key: key.clone(),

@@ -79,13 +79,16 @@ struct Rule {
     id: Arc<str>,
     config: RateRule,
     /// The counters: the only ones without a store, the fallback of
-    /// `on_store_error = "local"` with one.
-    counters: DefaultKeyedRateLimiter<String>,
+    /// `on_store_error = "local"` with one. Shared with the same rule of
+    /// the limiter a reload replaced.
+    counters: Arc<DefaultKeyedRateLimiter<String>>,
+    /// The quota of the local counters (the rule's share per replica).
+    quota: Quota,
     /// GCRA parameters for the store: the time between calls, and how far
     /// ahead of it a burst may run.
     interval: Duration,
     tolerance: Duration,
-    refused: AtomicU64,
+    refused: Arc<AtomicU64>,
 }
 
 impl Limiter {
@@ -113,6 +116,40 @@ impl Limiter {
             store: Some(Arc::new(Store::connect(settings)?)),
             budgets: Budgets::default(),
         })
+    }
+
+    /// The limiter of `rules` on the shared store of `previous` (a reload
+    /// that left `[limits.redis]` unchanged keeps its connections); `None`
+    /// when `previous` has no store.
+    pub fn on_store_of(rules: &[RateRule], previous: &Limiter, replicas: u32) -> Option<Limiter> {
+        Some(Limiter {
+            rules: rules.iter().filter_map(|r| Rule::new(r, replicas)).collect(),
+            checks: AtomicU64::new(0),
+            store: Some(previous.store.clone()?),
+            budgets: Budgets::default(),
+        })
+    }
+
+    /// The settings of the shared store; `None` without one.
+    pub fn store_settings(&self) -> Option<&StoreSettings> {
+        self.store.as_deref().map(Store::settings)
+    }
+
+    /// This limiter, taking over from `previous` (a configuration reload):
+    /// every rule whose settings did not change keeps its counters and its
+    /// refusal count, and the budgets keep this period's spend, so a reload
+    /// neither resets a limit nor refunds a budget.
+    #[must_use]
+    pub fn inherit(mut self, previous: &Limiter) -> Limiter {
+        for rule in &mut self.rules {
+            let same = |old: &&Rule| old.id == rule.id && old.config == rule.config && old.quota == rule.quota;
+            if let Some(old) = previous.rules.iter().find(same) {
+                rule.counters = Arc::clone(&old.counters);
+                rule.refused = Arc::clone(&old.refused);
+            }
+        }
+        self.budgets.inherit(&previous.budgets);
+        self
     }
 
     /// This limiter with `budgets`, periods counted in the IANA time zone
@@ -238,10 +275,11 @@ impl Rule {
         Some(Rule {
             id: Arc::from(r.id.as_str()),
             config: r.clone(),
-            counters: RateLimiter::keyed(quota),
+            counters: Arc::new(RateLimiter::keyed(quota)),
+            quota,
             interval,
             tolerance: interval.saturating_mul(r.burst().saturating_sub(1)),
-            refused: AtomicU64::new(0),
+            refused: Arc::new(AtomicU64::new(0)),
         })
     }
 

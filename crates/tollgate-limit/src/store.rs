@@ -42,7 +42,7 @@ return {0, 0}
 ";
 
 /// Where the store is and how long a decision may wait.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreSettings {
     /// `redis://…` or `rediss://…`.
     pub url: String,
@@ -100,8 +100,7 @@ pub struct StoreHealth {
 pub(crate) struct Store {
     conn: Arc<ArcSwapOption<ConnectionManager>>,
     script: Script,
-    timeout: Duration,
-    prefix: String,
+    settings: StoreSettings,
     up: Arc<AtomicBool>,
     errors: AtomicU64,
     last_error: Arc<ArcSwapOption<String>>,
@@ -110,7 +109,7 @@ pub(crate) struct Store {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.settings.key_prefix)
             .finish_non_exhaustive()
     }
 }
@@ -132,8 +131,7 @@ impl Store {
         let store = Store {
             conn: Arc::new(ArcSwapOption::empty()),
             script: Script::new(SCRIPT),
-            timeout: settings.timeout,
-            prefix: settings.key_prefix.clone(),
+            settings: settings.clone(),
             up: Arc::new(AtomicBool::new(false)),
             errors: AtomicU64::new(0),
             last_error: Arc::new(ArcSwapOption::from_pointee("connecting".to_owned())),
@@ -147,9 +145,14 @@ impl Store {
         Ok(store)
     }
 
+    /// The settings it was connected with.
+    pub(crate) fn settings(&self) -> &StoreSettings {
+        &self.settings
+    }
+
     /// The key of `rule`'s counter for `key`.
     pub(crate) fn key(&self, rule: &str, key: &str) -> String {
-        format!("{}:rl:{rule}:{key}", self.prefix)
+        format!("{}:rl:{rule}:{key}", self.settings.key_prefix)
     }
 
     /// Count a call against `cells` in one round trip.
@@ -195,10 +198,12 @@ impl Store {
     {
         let result = match self.conn.load_full() {
             None => Err(StoreError::NotConnected),
-            Some(conn) => match tokio::time::timeout(self.timeout, exchange(ConnectionManager::clone(&conn))).await {
-                Err(_) => Err(StoreError::Timeout(self.timeout)),
-                Ok(answer) => answer.map_err(StoreError::from),
-            },
+            Some(conn) => {
+                match tokio::time::timeout(self.settings.timeout, exchange(ConnectionManager::clone(&conn))).await {
+                    Err(_) => Err(StoreError::Timeout(self.settings.timeout)),
+                    Ok(answer) => answer.map_err(StoreError::from),
+                }
+            }
         };
         self.record(&result);
         result
@@ -206,7 +211,7 @@ impl Store {
 
     /// The key of a budget's count.
     pub(crate) fn budget_key(&self, count: &str) -> String {
-        format!("{}:budget:{count}", self.prefix)
+        format!("{}:budget:{count}", self.settings.key_prefix)
     }
 
     fn record<T>(&self, result: &Result<T, StoreError>) {

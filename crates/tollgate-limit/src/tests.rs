@@ -216,3 +216,22 @@ async fn a_budget_warns_past_its_share_then_refuses_until_the_period_ends() {
     let counts = limiter.budget_counts();
     assert_eq!((counts[0].spent, counts[0].tokens), (1000, 1000));
 }
+
+#[tokio::test]
+async fn a_reload_keeps_the_counters_and_spend_of_what_did_not_change() {
+    let minute = Duration::from_secs(60);
+    let old = Limiter::new(&[rule("kept", 1, minute), rule("changed", 1, minute)]).with_budgets(&[budget(100)], "UTC");
+    old.check(&call("alice", "x")).await.unwrap();
+    old.spend(&spender("payments"), 70);
+    let new = Limiter::new(&[rule("kept", 1, minute), rule("changed", 2, minute)])
+        .with_budgets(&[budget(80)], "UTC")
+        .inherit(&old);
+    // "kept" still has alice's call; "changed" starts afresh but "kept"
+    // refuses first.
+    let refusal = new.check(&call("alice", "x")).await.unwrap_err();
+    assert_eq!(&*refusal.rule, "kept");
+    assert_eq!(new.refusals().find(|(id, _)| *id == "kept").map(|(_, n)| n), Some(1));
+    // The spend carries over to the budget's new cap.
+    let s = new.check_budgets(&spender("payments")).await.unwrap().unwrap();
+    assert_eq!((s.remaining, s.warn), (10, true));
+}
