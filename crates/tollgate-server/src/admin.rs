@@ -17,13 +17,12 @@ use axum::{Json, Router};
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use prometheus::{Encoder, Registry, TextEncoder};
-use tollgate_auth::{Authenticator, DevIssuer};
+use tollgate_auth::DevIssuer;
 
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
 use crate::catalog::report;
-use crate::route::Route;
-use crate::vserver::VirtualRoute;
+use crate::live::{Generation, Live};
 
 /// Whether the gateway should receive traffic: set once the configuration
 /// is loaded and the listeners are bound, cleared when draining starts.
@@ -46,17 +45,13 @@ impl Readiness {
 pub(crate) struct AdminState {
     pub(crate) ready: Readiness,
     pub(crate) registry: Registry,
-    /// Ready also requires every issuer's keys to have loaded once.
-    pub(crate) authn: Option<Arc<Authenticator>>,
     /// In strict durability, ready also requires a healthy audit sink
     /// (calls would be refused otherwise).
     pub(crate) audit: tollgate_audit::AuditHandle,
-    /// The routes, for their catalogs.
-    pub(crate) routes: Vec<Arc<Route>>,
-    /// The virtual servers, for their members' health.
-    pub(crate) virtuals: Vec<Arc<VirtualRoute>>,
-    /// The rate limiter, for its shared store's state.
-    pub(crate) limiter: Arc<tollgate_limit::Limiter>,
+    /// The configuration in force: ready also requires every issuer's keys
+    /// to have loaded once; its routes' catalogs and upstreams, virtual
+    /// servers and limit store are reported.
+    pub(crate) live: Arc<Live>,
     /// The approved definitions and their file.
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
@@ -88,9 +83,10 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
 }
 
 async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
+    let g = s.live.current();
     let serving = s.ready.get();
     let audit_ok = s.audit.durability() != tollgate_audit::Durability::Strict || s.audit.is_healthy();
-    let issuers_ok = s.authn.as_ref().is_none_or(|a| a.is_ready());
+    let issuers_ok = g.shared.authn.as_ref().is_none_or(|a| a.is_ready());
     let ready = serving && audit_ok && issuers_ok;
     let status = if ready {
         StatusCode::OK
@@ -105,20 +101,20 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
     }
     // Catalog syncs are reported, not required: a gate with an old or no
     // snapshot still only lets approved definitions through.
-    let catalogs: serde_json::Map<String, serde_json::Value> = s
-        .routes
+    let routes = g.routes();
+    let catalogs: serde_json::Map<String, serde_json::Value> = routes
         .iter()
         .map(|r| (r.name.to_string(), report::sync_json(r)))
         .collect();
-    let virtuals: serde_json::Map<String, serde_json::Value> = s
+    let virtuals: serde_json::Map<String, serde_json::Value> = g
+        .front
         .virtuals
-        .iter()
+        .values()
         .map(|v| (v.name.to_string(), crate::vserver::health(v).to_json()))
         .collect();
     // Upstream breakers are reported, not required: an open one answers
     // its own calls with 503 while the gateway serves the rest.
-    let upstreams: serde_json::Map<String, serde_json::Value> = s
-        .routes
+    let upstreams: serde_json::Map<String, serde_json::Value> = routes
         .iter()
         .map(|r| {
             let g = &r.upstream.guard;
@@ -130,7 +126,8 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         .collect();
     // A limit store that is down is reported, not required: each rule
     // then follows its `on_store_error`.
-    let store = s
+    let store = g
+        .shared
         .limiter
         .store_health()
         .map(|h| serde_json::json!({"kind": "redis", "up": h.up, "errors": h.errors, "last_error": h.last_error}));
@@ -141,13 +138,30 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
         "virtual_servers": virtuals,
         "limit_store": store,
         "upstreams": upstreams,
+        "config": config_json(&s.live, &g),
     });
     (status, Json(detail)).into_response()
 }
 
+/// The configuration in force and how reloads went.
+fn config_json(live: &Live, g: &Generation) -> serde_json::Value {
+    let status = &live.status;
+    let last = status.last();
+    serde_json::json!({
+        "path": g.loaded.path.display().to_string(),
+        "generation": g.number,
+        "reloads": status.reloads.load(Ordering::Relaxed),
+        "reload_failures": status.failures.load(Ordering::Relaxed),
+        "last_reload_ok": !status.last_failed.load(Ordering::Relaxed),
+        "last_reload_at": last.at.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+        "last_error": last.error,
+        "restart_required": last.restart_required,
+    })
+}
+
 async fn catalog(State(s): State<AdminState>) -> Json<serde_json::Value> {
     let lock = s.approvals.current();
-    Json(report::catalog_json(&s.routes, &lock, &s.lock))
+    Json(report::catalog_json(&s.live.current().routes(), &lock, &s.lock))
 }
 
 async fn metrics(State(s): State<AdminState>) -> impl IntoResponse {

@@ -54,6 +54,14 @@ pub(crate) struct SyncStatus {
 pub(crate) struct RouteCatalog {
     /// How the route applies the gate.
     pub(crate) mode: Mode,
+    /// What was learned of the upstream; kept by a configuration reload
+    /// that leaves the upstream's URL alone.
+    state: Arc<CatalogState>,
+}
+
+/// What a route's catalog learned of its upstream, and its counts.
+#[derive(Debug)]
+struct CatalogState {
     snapshot: ArcSwap<Snapshot>,
     status: Mutex<SyncStatus>,
     wake: Notify,
@@ -103,40 +111,52 @@ impl RouteCatalog {
     pub(crate) fn new(server: &str, mode: Mode) -> RouteCatalog {
         RouteCatalog {
             mode,
-            snapshot: ArcSwap::from_pointee(Snapshot::empty(server)),
-            status: Mutex::new(SyncStatus::default()),
-            wake: Notify::new(),
-            trust_refused: AtomicBool::new(false),
-            counts: Default::default(),
-            pages: Mutex::default(),
+            state: Arc::new(CatalogState {
+                snapshot: ArcSwap::from_pointee(Snapshot::empty(server)),
+                status: Mutex::new(SyncStatus::default()),
+                wake: Notify::new(),
+                trust_refused: AtomicBool::new(false),
+                counts: Default::default(),
+                pages: Mutex::default(),
+            }),
+        }
+    }
+
+    /// This catalog under `mode`, for the route that replaces this one in
+    /// a reloaded configuration with the same upstream: the snapshot, the
+    /// sync status and the counts carry on.
+    pub(crate) fn continued(&self, mode: Mode) -> RouteCatalog {
+        RouteCatalog {
+            mode,
+            state: Arc::clone(&self.state),
         }
     }
 
     /// Count a gate verdict.
     pub(crate) fn count(&self, judged: Judged, outcome: Outcome) {
         let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(0);
-        self.counts[usize::from(judged == Judged::Listed)][i].fetch_add(1, Ordering::Relaxed);
+        self.state.counts[usize::from(judged == Judged::Listed)][i].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The verdicts counted so far.
     pub(crate) fn counted(&self, judged: Judged, outcome: Outcome) -> u64 {
         let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(0);
-        self.counts[usize::from(judged == Judged::Listed)][i].load(Ordering::Relaxed)
+        self.state.counts[usize::from(judged == Judged::Listed)][i].load(Ordering::Relaxed)
     }
 
     /// The latest snapshot.
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.load_full()
+        self.state.snapshot.load_full()
     }
 
     /// The definition of `kind` named `key` the upstream lists today.
     pub(crate) fn live(&self, kind: Kind, key: &str) -> Option<Definition> {
-        self.snapshot.load().get(kind, key).cloned()
+        self.state.snapshot.load().get(kind, key).cloned()
     }
 
     /// Put a new snapshot in force.
     pub(crate) fn replace(&self, snapshot: Snapshot) {
-        self.snapshot.store(Arc::new(snapshot));
+        self.state.snapshot.store(Arc::new(snapshot));
     }
 
     /// Learn one page of a list answer that passed through (routes with
@@ -146,7 +166,7 @@ impl RouteCatalog {
         if definitions.is_empty() {
             return;
         }
-        self.snapshot.rcu(|current| {
+        self.state.snapshot.rcu(|current| {
             let mut next = Snapshot::clone(current);
             for d in &definitions {
                 next.definitions.insert((d.kind, d.key.clone()), d.clone());
@@ -163,7 +183,9 @@ impl RouteCatalog {
         let result = RESULT_KEY
             .find(answer)
             .map_or_else(|| answer.clone(), |at| answer.slice(at..));
-        let Ok(mut pages) = self.pages.lock() else { return true };
+        let Ok(mut pages) = self.state.pages.lock() else {
+            return true;
+        };
         let slot = &mut pages[Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0)];
         if slot.as_ref() == Some(&result) {
             return false;
@@ -174,12 +196,12 @@ impl RouteCatalog {
 
     /// The sync state.
     pub(crate) fn status(&self) -> SyncStatus {
-        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+        self.state.status.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
     /// Change the sync state.
     pub(crate) fn update_status(&self, f: impl FnOnce(&mut SyncStatus)) {
-        if let Ok(mut s) = self.status.lock() {
+        if let Ok(mut s) = self.state.status.lock() {
             f(&mut s);
         }
     }
@@ -187,22 +209,22 @@ impl RouteCatalog {
     /// Ask for a sync now (the upstream announced a change, or answered a
     /// list differently from the snapshot).
     pub(crate) fn wake(&self) {
-        self.wake.notify_one();
+        self.state.wake.notify_one();
     }
 
     /// Wait until a sync is asked for.
     pub(crate) async fn woken(&self) {
-        self.wake.notified().await;
+        self.state.wake.notified().await;
     }
 
     /// Whether `header_trust = "upstream"` was refused for this route.
     pub(crate) fn trust_refused(&self) -> bool {
-        self.trust_refused.load(Ordering::Relaxed)
+        self.state.trust_refused.load(Ordering::Relaxed)
     }
 
     /// Refuse (or restore) `header_trust = "upstream"`.
     pub(crate) fn refuse_trust(&self, refused: bool) {
-        self.trust_refused.store(refused, Ordering::Relaxed);
+        self.state.trust_refused.store(refused, Ordering::Relaxed);
     }
 }
 

@@ -1,37 +1,41 @@
-//! Assembling a gateway from configuration and running it.
+//! Assembling a gateway from configuration and running it: the parts bound
+//! at start (listeners, workers, the audit writer, the policy engine, the
+//! lock, the metrics registry) and the first [`Generation`] of the
+//! configuration, which reloads replace (see `reload`).
+//!
+//! [`Generation`]: crate::live::Generation
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
 use prometheus::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer};
+use tollgate_auth::DevIssuer;
 use tollgate_config::{Config, Loaded, read_or_create_file};
 use tollgate_core::{CallObserver, Principal, PrincipalKind};
-use tollgate_meter::{CallMetrics, TokenEstimator};
+use tollgate_meter::CallMetrics;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::{Spans, TracingGuard};
 
+pub(crate) mod generation;
 mod routes;
 
-use self::routes::{RouteContext, front};
+use self::generation::Base;
 use crate::admin::{self, Readiness};
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
-use crate::catalog::service::SyncSettings;
-use crate::metrics::{CatalogCollector, LimitCollector, Metrics, StatusCollector, VirtualCollector};
-use crate::phases::Front;
-use crate::route::Shared;
+use crate::live::Live;
+use crate::metrics::{CatalogCollector, LimitCollector, Metrics, StatusCollector, UpstreamCollector, VirtualCollector};
+use crate::reload::Reloader;
 use crate::runtime::Workers;
 use crate::serve::{ServeOptions, serve};
-use crate::services::{self, Background, CatalogWork};
-use crate::session::Sealer;
+use crate::services::{self, Background};
 use crate::stack::{self, Public};
 use crate::tls::ListenerTls;
 use crate::upstream::UpstreamError;
-use tollgate_catalog::Mode;
 
 /// Why a gateway could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -72,11 +76,16 @@ pub enum GatewayError {
 /// A gateway built from configuration, ready to serve.
 #[derive(Debug)]
 pub struct Gateway {
-    front: Arc<Front>,
+    /// The configuration in force, replaced by reloads.
+    live: Arc<Live>,
+    /// What every generation is built on.
+    base: Arc<Base>,
+    lock: Arc<LockFile>,
+    /// The file reloads read; `None` for an embedded configuration.
+    file: Option<PathBuf>,
     public: Public,
     admin: Router,
     ready: Readiness,
-    authn: Option<Arc<Authenticator>>,
     options: ServeOptions,
     workers: usize,
     background: Background,
@@ -86,7 +95,9 @@ pub struct Gateway {
 
 impl Gateway {
     /// Build the routes, upstream clients and listeners' services from a
-    /// loaded configuration, registering metrics on `registry`.
+    /// loaded configuration, registering metrics on `registry`. The
+    /// configuration is reloaded from `loaded.path` on SIGHUP and when the
+    /// file changes (see [`Gateway::without_config_reload`]).
     ///
     /// # Errors
     ///
@@ -110,99 +121,64 @@ impl Gateway {
     ) -> Result<Gateway, GatewayError> {
         let config = &loaded.config;
         let workers = worker_count(config);
-        let dev = dev_issuer(loaded)?;
-        let authn = Arc::new(Authenticator::from_loaded(loaded, dev.as_ref()).map_err(auth_err)?);
-        let issuers = authn.issuers();
-        let authenticated = config.servers.iter().any(|s| config.auth_required(s))
-            || config.virtual_servers.iter().any(|v| config.virtual_auth_required(v));
-        let authn = authenticated.then_some(authn);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
         let tracing = TracingGuard::new(&config.tracing).map_err(|e| GatewayError::Tracing(e.to_string()))?;
+        let lock_path = config.catalog.resolved_lock(&loaded.path);
+        let approvals = Approvals::new(crate::catalog::reload::load(&lock_path).map_err(GatewayError::Catalog)?);
+        let lock = Arc::new(LockFile::new(lock_path));
+        let base = Arc::new(Base {
+            audit: audit.clone(),
+            policy: policy.clone(),
+            approvals: Arc::new(approvals),
+            spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
+            call_metrics: Arc::new(CallMetrics::register(&registry)?),
+            extra,
+            dev: dev_issuer(loaded)?,
+            workers,
+        });
+        let live = Arc::new(Live::new(generation::build(loaded.clone(), &base, None, 1)?));
+        let spans = tracing.as_ref().map(TracingGuard::span_counts);
         registry.register(Box::new(StatusCollector::new(
             audit.clone(),
             policy.clone(),
-            authn.clone(),
-            tracing.as_ref().map(TracingGuard::span_counts),
+            live.clone(),
+            spans,
         )?))?;
-        let lock_path = config.catalog.resolved_lock(&loaded.path);
-        let lock = crate::catalog::reload::load(&lock_path).map_err(GatewayError::Catalog)?;
-        let shared = Arc::new(Shared {
-            authn: authn.clone(),
-            broker: CredentialBroker::new(config, &loaded.auth_secrets).map_err(auth_err)?,
-            sealer: Sealer::new(&session_keys(loaded), config.sessions.ttl).map_err(|_| GatewayError::Sessions)?,
-            policy: policy.clone(),
-            anonymous: Arc::new(anonymous()),
-            approvals: Arc::new(Approvals::new(lock)),
-            spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
-            estimator: TokenEstimator::from_config(&config.audit),
-            limiter: Arc::new(limiter(loaded)?),
-        });
-        let mut observers: Vec<Arc<dyn CallObserver>> = vec![
-            Arc::new(CallMetrics::register(&registry)?),
-            Arc::new(crate::spend::SpendObserver::new(shared.limiter.clone())),
-        ];
-        observers.extend(extra);
-        let context = RouteContext {
-            config,
-            issuers: &issuers,
-            shared: &shared,
-            audit: &audit,
-            observers: &observers,
-            workers,
-            base: loaded.path.parent().unwrap_or(std::path::Path::new(".")),
-        };
-        let front = Arc::new(front(config, &context)?);
-        let lock_file = Arc::new(LockFile::new(lock_path));
         registry.register(Box::new(CatalogCollector::new(
-            front.routes.values().cloned().collect(),
-            shared.approvals.clone(),
-            lock_file.clone(),
+            live.clone(),
+            base.approvals.clone(),
+            lock.clone(),
         )?))?;
-        registry.register(Box::new(LimitCollector::new(shared.limiter.clone())?))?;
-        registry.register(Box::new(crate::metrics::UpstreamCollector::new(
-            front.routes.values().cloned().collect(),
-        )?))?;
-        registry.register(Box::new(VirtualCollector::new(
-            front.virtuals.values().cloned().collect(),
-        )?))?;
-        let catalog = CatalogWork {
-            // Routes with the gate off are not synced (the gateway does
-            // not talk to their upstreams on its own) unless a virtual
-            // server lists their definitions.
-            routes: front
-                .routes
-                .values()
-                .filter(|r| r.catalog.mode != Mode::Off || front.is_member(&r.name))
-                .cloned()
-                .collect(),
-            peers: front.routes.values().cloned().collect(),
-            approvals: shared.approvals.clone(),
-            lock: lock_file.clone(),
-            settings: SyncSettings {
-                interval: config.catalog.sync_interval,
-                timeout: config.catalog.sync_timeout,
-            },
-            watch_lock: config.catalog.watch,
-        };
+        registry.register(Box::new(LimitCollector::new(live.clone())?))?;
+        registry.register(Box::new(UpstreamCollector::new(live.clone())?))?;
+        registry.register(Box::new(VirtualCollector::new(live.clone())?))?;
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),
             registry: registry.clone(),
-            authn: authn.clone(),
             audit,
-            routes: front.routes.values().cloned().collect(),
-            virtuals: front.virtuals.values().cloned().collect(),
-            limiter: shared.limiter.clone(),
-            approvals: shared.approvals.clone(),
-            lock: lock_file,
+            live: live.clone(),
+            approvals: base.approvals.clone(),
+            lock: lock.clone(),
         };
         Ok(Gateway {
-            public: stack::build(front.clone(), Metrics::register(&registry)?, &config.limits),
-            front,
-            admin: admin::router(admin_state, dev.as_ref()),
+            public: stack::build(live.clone(), Metrics::register(&registry)?, &config.limits),
+            admin: admin::router(admin_state, base.dev.as_ref()),
+            background: Background {
+                policy,
+                watch_policies: config.policy.watch,
+                audit_worker: worker,
+                tracing,
+                approvals: base.approvals.clone(),
+                lock: lock.clone(),
+                watch_lock: config.catalog.watch,
+            },
+            live,
+            base,
+            lock,
+            file: Some(loaded.path.clone()),
             ready,
-            authn,
             options: ServeOptions {
                 max_header_bytes: config.limits.max_header_bytes,
                 header_read_timeout: config.limits.header_read_timeout,
@@ -210,20 +186,28 @@ impl Gateway {
             },
             workers,
             tls: listener_tls(loaded)?,
-            background: Background {
-                policy,
-                watch_policies: config.policy.watch,
-                audit_worker: worker,
-                tracing,
-                catalog,
-            },
         })
+    }
+
+    /// This gateway without configuration reloads: for a configuration
+    /// that has no file of its own (the embedded demo). SIGHUP still
+    /// reloads the policies and the catalog lock.
+    #[must_use]
+    pub fn without_config_reload(mut self) -> Gateway {
+        self.file = None;
+        self
     }
 
     /// Learn the address the public listener is bound to (its own origins
     /// are admitted without configuration).
     pub(crate) fn bound(&self, addr: std::net::SocketAddr) {
-        self.front.admission.bound(addr);
+        self.live.front().admission.bound(addr);
+    }
+
+    /// The configuration in force (for in-process tests).
+    #[cfg(test)]
+    pub(crate) fn live(&self) -> Arc<Live> {
+        self.live.clone()
     }
 
     /// The public listener's service (for in-process tests).
@@ -234,11 +218,12 @@ impl Gateway {
 
     /// Serve on bound listeners until `shutdown` completes, then drain.
     /// The public listener is served by the worker threads; the admin
-    /// listener and the background services by the calling runtime.
-    /// Readiness turns true once serving starts and false when draining
-    /// starts.
+    /// listener, reloads and the background services by the calling
+    /// runtime. Readiness turns true once serving starts and false when
+    /// draining starts.
     pub async fn run(self, public: TcpListener, admin: TcpListener, shutdown: impl Future<Output = ()>) {
-        if let Ok(addr) = public.local_addr() {
+        let bound = public.local_addr().ok();
+        if let Some(addr) = bound {
             self.bound(addr);
         }
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -260,9 +245,17 @@ impl Gateway {
             acceptors.1,
             stopped(stop_rx.clone()),
         ));
-        // Keys are fetched in the background: the gateway serves (and
-        // reports not ready) while an issuer is unreachable.
-        let _refresh = self.authn.as_ref().map(|a| a.spawn_refresh());
+        // The generation's background work (issuer keys are fetched in the
+        // background: the gateway serves, and reports not ready, while an
+        // issuer is unreachable; catalogs sync) and reloads.
+        let reloader = Reloader {
+            live: self.live,
+            base: self.base,
+            lock: self.lock,
+            file: self.file,
+            bound,
+        };
+        let reloads = AbortOnDrop(tokio::spawn(reloader.run()));
         let running = self.background.start();
         let (service, options) = (self.public, self.options);
         let workers = Workers::start(self.workers, public, &stop_rx, move |listener, stop| {
@@ -274,6 +267,7 @@ impl Gateway {
                 tracing::error!(error = %e, "worker threads did not start");
                 let _ = stop_tx.send(true);
                 let _ = admin_task.await;
+                drop(reloads);
                 running.stop().await;
                 return;
             }
@@ -285,6 +279,7 @@ impl Gateway {
         let _ = stop_tx.send(true);
         workers.join().await;
         let _ = admin_task.await;
+        drop(reloads);
         running.stop().await;
     }
 }
@@ -329,37 +324,6 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The rate limiter of `[limits]`: counters in Redis for every replica
-/// with `[limits.redis]`, in this process otherwise.
-fn limiter(loaded: &Loaded) -> Result<tollgate_limit::Limiter, GatewayError> {
-    let limits = &loaded.config.limits;
-    let Some(redis) = &limits.redis else {
-        return Ok(tollgate_limit::Limiter::new(&limits.rules).with_budgets(&limits.budgets, &limits.time_zone));
-    };
-    let password = loaded
-        .limit_store_password
-        .as_ref()
-        .map(|p| String::from_utf8_lossy(p.expose()).into_owned());
-    let settings = tollgate_limit::StoreSettings {
-        url: redis.url.clone(),
-        password,
-        timeout: redis.timeout,
-        key_prefix: redis.key_prefix.clone(),
-    };
-    tollgate_limit::Limiter::with_store(&limits.rules, &settings, redis.replicas)
-        .map(|l| l.with_budgets(&limits.budgets, &limits.time_zone))
-        .map_err(|e| GatewayError::LimitStore(e.to_string()))
-}
-
-/// The legacy-session sealing keys: the current key first.
-fn session_keys(loaded: &Loaded) -> Vec<&[u8]> {
-    let keys: Vec<&[u8]> = loaded.session_keys.iter().map(|k| k.expose()).collect();
-    if keys.is_empty() {
-        tracing::warn!("no [sessions] key configured: legacy sessions will not survive a restart or cross replicas");
-    }
-    keys
-}
-
 /// The policy engine of `[policy]`, or `None` when no directory is set.
 fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayError> {
     let Some(settings) = tollgate_policy::Settings::from_config(&loaded.config, &loaded.path) else {
@@ -374,7 +338,7 @@ fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayEr
 
 /// The principal of calls on routes without authentication, so that
 /// policies can still decide them (`Tollgate::Service::"anonymous"`).
-fn anonymous() -> Principal {
+pub(crate) fn anonymous() -> Principal {
     Principal {
         issuer: String::new(),
         subject: "anonymous".into(),
@@ -390,7 +354,7 @@ fn anonymous() -> Principal {
     }
 }
 
-fn auth_err(e: impl std::fmt::Display) -> GatewayError {
+pub(crate) fn auth_err(e: impl std::fmt::Display) -> GatewayError {
     GatewayError::Auth(e.to_string())
 }
 

@@ -25,9 +25,9 @@ pub(crate) struct Shared {
     /// Token validation; `None` when no route requires it.
     pub(crate) authn: Option<Arc<Authenticator>>,
     /// Upstream credentials.
-    pub(crate) broker: CredentialBroker,
+    pub(crate) broker: Arc<CredentialBroker>,
     /// Legacy session ids.
-    pub(crate) sealer: Sealer,
+    pub(crate) sealer: Arc<Sealer>,
     /// Cedar policies; `None` when `[policy] dir` is unset.
     pub(crate) policy: Option<Arc<PolicyEngine>>,
     /// Who calls on an open route, for policies.
@@ -48,8 +48,9 @@ pub(crate) struct Route {
     pub(crate) name: Arc<str>,
     /// What every route shares.
     pub(crate) shared: Arc<Shared>,
-    /// The upstream server.
-    pub(crate) upstream: Upstream,
+    /// The upstream server (its connections and breaker carry over a
+    /// configuration reload that leaves its settings alone).
+    pub(crate) upstream: Arc<Upstream>,
     /// How far 2026-07-28 headers are trusted (as configured).
     pub(crate) trust: HeaderTrust,
     /// What the upstream lists, and how the catalog gate applies.
@@ -82,7 +83,11 @@ impl std::fmt::Debug for Route {
 pub(crate) struct RouteParts {
     pub(crate) name: Arc<str>,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) upstream: Upstream,
+    pub(crate) upstream: Arc<Upstream>,
+    /// The route this one replaces in a reloaded configuration, when its
+    /// upstream URL is the same: its catalog and what the upstream
+    /// announced carry on.
+    pub(crate) previous: Option<Arc<Route>>,
     pub(crate) trust: HeaderTrust,
     pub(crate) catalog: tollgate_catalog::Mode,
     pub(crate) legacy: bool,
@@ -96,7 +101,10 @@ impl Route {
     /// A route from its parts.
     pub(crate) fn new(p: RouteParts) -> Route {
         let brokered = p.shared.broker.kind(&p.name) != "none";
-        let catalog = RouteCatalog::new(&p.name, p.catalog);
+        let (catalog, announced) = match &p.previous {
+            Some(old) => (old.catalog.continued(p.catalog), old.announced.load_full()),
+            None => (RouteCatalog::new(&p.name, p.catalog), Arc::default()),
+        };
         Route {
             name: p.name,
             shared: p.shared,
@@ -108,7 +116,7 @@ impl Route {
             } else {
                 Versions::modern_only()
             },
-            announced: ArcSwap::from_pointee(Announced::default()),
+            announced: ArcSwap::new(announced),
             brokered,
             resource: p.resource,
             audit: p.audit,

@@ -1,13 +1,12 @@
 //! What runs beside the listeners: the audit writer (opened at start,
 //! closed after the drain so the last records reach the disk), the trace
-//! exporter (flushed after the drain), the policy directory watcher, the
-//! catalog sync of every route and the lock's reload, and the SIGHUP
-//! handler that reloads the policies and the lock.
+//! exporter (flushed after the drain), the policy directory watcher and
+//! the lock's reload. The catalog sync, the issuers' key refresh and SIGHUP
+//! belong to the configuration in force (see `reload`).
 
 use std::sync::Arc;
 
 use prometheus::{HistogramOpts, HistogramVec, Registry};
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, Commit, CommitObserver, SinkSettings};
 use tollgate_config::Loaded;
@@ -16,9 +15,7 @@ use tollgate_telemetry::TracingGuard;
 
 use crate::catalog::Approvals;
 use crate::catalog::reload::{self, LockFile};
-use crate::catalog::service::{self, SyncSettings};
 use crate::gateway::GatewayError;
-use crate::route::Route;
 
 /// Buckets for audit write latencies, in seconds: 50 µs to 5 s.
 const AUDIT_BUCKETS: &[f64] = &[
@@ -67,20 +64,6 @@ pub(crate) fn audit_sink(
     Ok((handle, Some(worker)))
 }
 
-/// The catalog's background work: syncing every route, and reloading the
-/// lock.
-#[derive(Debug)]
-pub(crate) struct CatalogWork {
-    /// The routes to sync (the gate not off).
-    pub(crate) routes: Vec<Arc<Route>>,
-    /// Every route.
-    pub(crate) peers: Arc<[Arc<Route>]>,
-    pub(crate) approvals: Arc<Approvals>,
-    pub(crate) lock: Arc<LockFile>,
-    pub(crate) settings: SyncSettings,
-    pub(crate) watch_lock: bool,
-}
-
 /// The background services, before the gateway runs.
 #[derive(Debug)]
 pub(crate) struct Background {
@@ -88,38 +71,36 @@ pub(crate) struct Background {
     pub(crate) watch_policies: bool,
     pub(crate) audit_worker: Option<AuditWorker>,
     pub(crate) tracing: Option<TracingGuard>,
-    pub(crate) catalog: CatalogWork,
+    /// The approved definitions and their file, reloaded when it changes
+    /// with `watch_lock`.
+    pub(crate) approvals: Arc<Approvals>,
+    pub(crate) lock: Arc<LockFile>,
+    pub(crate) watch_lock: bool,
 }
 
 /// The background services while the gateway runs.
 pub(crate) struct Running {
     _watcher: Option<PolicyWatcher>,
     tasks: Vec<JoinHandle<()>>,
-    stop: watch::Sender<bool>,
     audit_worker: Option<AuditWorker>,
     tracing: Option<TracingGuard>,
 }
 
 impl Background {
-    /// Start watching the policies and the lock, syncing the catalogs and
-    /// listening for SIGHUP.
+    /// Start watching the policies and the lock.
     pub(crate) fn start(self) -> Running {
         let watcher = self.policy.as_ref().filter(|_| self.watch_policies).and_then(|p| {
             p.watch()
                 .map_err(|e| tracing::error!(error = %e, "policy directory not watched; reload with SIGHUP"))
                 .ok()
         });
-        let (stop, stopped) = watch::channel(false);
-        let c = self.catalog;
-        let mut tasks = service::start(c.routes, &c.peers, c.settings, stopped);
-        if c.watch_lock {
-            tasks.push(tokio::spawn(reload::watch(c.approvals.clone(), c.lock.clone())));
+        let mut tasks = Vec::new();
+        if self.watch_lock {
+            tasks.push(tokio::spawn(reload::watch(self.approvals, self.lock)));
         }
-        tasks.push(tokio::spawn(reload_on_sighup(self.policy, c.approvals, c.lock)));
         Running {
             _watcher: watcher,
             tasks,
-            stop,
             audit_worker: self.audit_worker,
             tracing: self.tracing,
         }
@@ -129,7 +110,6 @@ impl Background {
 impl Running {
     /// Stop the services; the audit writer drains and syncs first.
     pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
         for task in self.tasks {
             task.abort();
         }
@@ -148,26 +128,4 @@ impl Running {
             .await;
         }
     }
-}
-
-/// Reload the policies and the catalog lock on each SIGHUP (the outcome is
-/// logged and counted).
-async fn reload_on_sighup(policy: Option<Arc<PolicyEngine>>, approvals: Arc<Approvals>, lock: Arc<LockFile>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut hup) = signal(SignalKind::hangup()) else {
-            tracing::warn!("SIGHUP handler not installed");
-            return;
-        };
-        while hup.recv().await.is_some() {
-            tracing::info!("SIGHUP: reloading policies and the catalog lock");
-            if let Some(p) = policy.clone() {
-                let _ = tokio::task::spawn_blocking(move || p.reload_configured()).await;
-            }
-            reload::reload(&approvals, &lock);
-        }
-    }
-    #[cfg(not(unix))]
-    drop((policy, approvals, lock));
 }

@@ -20,15 +20,15 @@ use crate::layer::body_limit::{BodyLimit, BodyLimitLayer};
 use crate::layer::request::{RequestLayer, Requests};
 use crate::layer::shed::{Shed, ShedLayer};
 use crate::layer::track::{Track, TrackLayer};
+use crate::live::Live;
 use crate::metrics::Metrics;
-use crate::phases::Front;
 use crate::rescue::reject;
 
 /// The public listener's service.
 pub(crate) type Public = Requests<Track<Shed<BodyLimit<FrontService>>>>;
 
-/// Build the public service around `front`.
-pub(crate) fn build(front: Arc<Front>, metrics: Metrics, limits: &Limits) -> Public {
+/// Build the public service around the configuration in force, `live`.
+pub(crate) fn build(live: Arc<Live>, metrics: Metrics, limits: &Limits) -> Public {
     ServiceBuilder::new()
         // Every request gets an x-request-id, echoed to the client and sent
         // upstream, and a span naming it, so that every log line of the
@@ -43,13 +43,14 @@ pub(crate) fn build(front: Arc<Front>, metrics: Metrics, limits: &Limits) -> Pub
         // any other body is bounded while it is read or streamed.
         .layer(BodyLimitLayer::new(limits.max_body_bytes))
         // Admission (header size, Origin), routing, then the phases.
-        .service(FrontService(front))
+        .service(FrontService(live))
 }
 
-/// The front as a service; a panic in the request path becomes a JSON-RPC
-/// 500 instead of a dropped connection.
+/// The front of the configuration in force as a service: each request
+/// keeps the front it started on until it ends, across reloads. A panic in
+/// the request path becomes a JSON-RPC 500 instead of a dropped connection.
 #[derive(Debug, Clone)]
-pub(crate) struct FrontService(pub(crate) Arc<Front>);
+pub(crate) struct FrontService(pub(crate) Arc<Live>);
 
 impl Service<Request<Body>> for FrontService {
     type Response = Response;
@@ -61,7 +62,7 @@ impl Service<Request<Body>> for FrontService {
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
-        let front = self.0.clone();
+        let front = self.0.front();
         Box::pin(async move {
             let answer = AssertUnwindSafe(async move { front.call(req).await })
                 .catch_unwind()

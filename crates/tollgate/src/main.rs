@@ -137,7 +137,7 @@ fn main() -> ExitCode {
                 None => load_demo(),
             };
             let Some(loaded) = loaded else { return ExitCode::from(2) };
-            match serve(loaded) {
+            match serve(loaded, config.is_none()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("tollgate: {e:#}");
@@ -242,7 +242,7 @@ fn report(result: Result<Loaded, tollgate_config::ConfigErrors>) -> Option<Loade
     }
 }
 
-fn serve(loaded: Loaded) -> anyhow::Result<()> {
+fn serve(loaded: Loaded, embedded: bool) -> anyhow::Result<()> {
     // The control runtime: admin listener, key refresh, reloads. The public
     // listener is served by the gateway's own worker threads
     // (`[runtime] worker_threads`).
@@ -253,6 +253,7 @@ fn serve(loaded: Loaded) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let listen = loaded.config.listen.clone();
         let gateway = Gateway::new(&loaded, prometheus::Registry::new())?;
+        let gateway = if embedded { gateway.without_config_reload() } else { gateway };
         let public = bind(listen.public, "listen.public").await?;
         let admin = bind(listen.admin, "listen.admin").await?;
         tracing::info!(public = %listen.public, admin = %listen.admin, config = %loaded.path.display(), "tollgate serving");

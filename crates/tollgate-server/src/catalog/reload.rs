@@ -76,10 +76,10 @@ pub(crate) fn reload(approvals: &Approvals, file: &LockFile) {
 
 /// Reload the lock whenever its file changes.
 pub(crate) async fn watch(approvals: Arc<Approvals>, file: Arc<LockFile>) {
-    let mut seen = tollgate_config::lock_stamp(&file.path);
+    let mut seen = tollgate_config::file_stamp(&file.path);
     loop {
         tokio::time::sleep(POLL).await;
-        let now = tollgate_config::lock_stamp(&file.path);
+        let now = tollgate_config::file_stamp(&file.path);
         if now != seen {
             seen = now;
             reload(&approvals, &file);

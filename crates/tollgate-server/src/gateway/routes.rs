@@ -12,7 +12,9 @@ use tollgate_auth::ProtectedResource;
 use tollgate_config::Config;
 use tollgate_core::CallObserver;
 
+use super::generation::same_upstream;
 use super::{GatewayError, auth_err};
+use crate::live::Generation;
 use crate::phase::admit::Admission;
 use crate::phases::Front;
 use crate::route::{Route, RouteParts, Shared};
@@ -30,6 +32,8 @@ pub(super) struct RouteContext<'a> {
     pub(super) workers: usize,
     /// The configuration file's directory (relative paths).
     pub(super) base: &'a std::path::Path,
+    /// The generation a reload replaces, whose state carries over.
+    pub(super) previous: Option<&'a Generation>,
 }
 
 /// The front: admission, and one route per `[[servers]]` entry with its
@@ -116,7 +120,12 @@ fn virtual_routes(
 }
 
 fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Route, GatewayError> {
-    let upstream = Upstream::from_config(server, &cx.config.timeouts, cx.workers, cx.base)?;
+    let (old_route, old_server) = previous_route(server, cx).unzip();
+    let upstream = match (&old_route, old_server) {
+        (Some(r), Some(old)) if same_upstream(old, (server, &cx.config.timeouts)) => r.upstream.clone(),
+        _ => Arc::new(Upstream::from_config(server, &cx.config.timeouts, cx.workers, cx.base)?),
+    };
+    let same_url = old_server.is_some_and(|(old, _)| old.url == server.url);
     let resource = ProtectedResource::from_config(cx.config, server, cx.issuers).map_err(auth_err)?;
     let audit = Arc::new(AuditObserver::new(
         cx.audit.clone(),
@@ -128,6 +137,7 @@ fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Rout
         name: Arc::from(server.name.as_str()),
         shared: cx.shared.clone(),
         upstream,
+        previous: old_route.filter(|_| same_url),
         trust: server.header_trust,
         catalog: catalog_mode(cx.config.catalog_mode(server)),
         legacy: server.legacy,
@@ -136,6 +146,22 @@ fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Rout
         strict_audit: cx.audit.durability() == tollgate_audit::Durability::Strict,
         observers,
     }))
+}
+
+/// The route of the same name in the generation a reload replaces, with
+/// its server's settings and the timeouts they were built with.
+fn previous_route<'a>(
+    server: &tollgate_config::Server,
+    cx: &RouteContext<'a>,
+) -> Option<(Arc<Route>, (&'a tollgate_config::Server, &'a tollgate_config::Timeouts))> {
+    let previous = cx.previous?;
+    let config = &previous.loaded.config;
+    let old = config.servers.iter().find(|s| s.name == server.name)?;
+    let route = previous
+        .front
+        .routes
+        .get(format!("/mcp/{}", server.name.as_str()).as_str())?;
+    Some((route.clone(), (old, &config.timeouts)))
 }
 
 /// The gate of a configured catalog mode.

@@ -15,11 +15,11 @@ use crate::catalog::findings;
 use crate::catalog::reload::LockFile;
 use crate::catalog::report::{outcome_counts, sync_age};
 use crate::catalog::{Approvals, Judged, OUTCOMES};
-use crate::route::Route;
+use crate::live::Live;
 
 /// Collects the catalog gauges at scrape time.
 pub(crate) struct CatalogCollector {
-    routes: Vec<Arc<Route>>,
+    live: Arc<Live>,
     approvals: Arc<Approvals>,
     lock: Arc<LockFile>,
     synced: IntGaugeVec,
@@ -35,15 +35,11 @@ pub(crate) struct CatalogCollector {
 }
 
 impl CatalogCollector {
-    pub(crate) fn new(
-        routes: Vec<Arc<Route>>,
-        approvals: Arc<Approvals>,
-        lock: Arc<LockFile>,
-    ) -> prometheus::Result<Self> {
+    pub(crate) fn new(live: Arc<Live>, approvals: Arc<Approvals>, lock: Arc<LockFile>) -> prometheus::Result<Self> {
         let vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
         let gauge = |name: &str, help: &str| IntGauge::new(name, help);
         let mut c = CatalogCollector {
-            routes,
+            live,
             approvals,
             lock,
             synced: vec(
@@ -131,7 +127,19 @@ impl CatalogCollector {
     fn refresh(&self) {
         let lock = self.approvals.current();
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        for route in &self.routes {
+        // Only the routes in force: a route a reload removed leaves.
+        let vecs = [
+            &self.synced,
+            &self.last_ok,
+            &self.syncs,
+            &self.definitions,
+            &self.verdicts,
+            &self.findings,
+            &self.trust_refused,
+        ];
+        vecs.iter().for_each(|v| v.reset());
+        self.age.reset();
+        for route in &self.live.current().routes() {
             let name = &*route.name;
             let s = route.catalog.status();
             self.synced

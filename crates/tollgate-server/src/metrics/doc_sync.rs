@@ -93,43 +93,42 @@ fn registered() -> BTreeMap<String, Described> {
         describe(c, &mut out);
     }
 
-    let status = StatusCollector::new(AuditHandle::disabled(), None, None, None).expect("status collector builds");
-    describe(&status, &mut out);
-    registry.register(Box::new(status)).expect("status collector registers");
-
-    let approvals = Arc::new(crate::catalog::Approvals::new(tollgate_catalog::Lock::default()));
-    let lock = Arc::new(crate::catalog::reload::LockFile::new("catalog.lock".into()));
-    let catalog = CatalogCollector::new(Vec::new(), approvals, lock).expect("catalog collector builds");
-    describe(&catalog, &mut out);
-    registry
-        .register(Box::new(catalog))
-        .expect("catalog collector registers");
-
-    // A limiter with a (never reachable) shared store: the store's gauges
-    // are only collected when there is one.
+    // A gateway with a (never reachable) shared limit store: the store's
+    // gauges are only collected when there is one.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
     let _inside = runtime.enter();
-    let store = tollgate_limit::StoreSettings {
-        url: "redis://127.0.0.1:1".into(),
-        password: None,
-        timeout: Duration::from_millis(10),
-        key_prefix: "doc".into(),
-    };
-    let limiter = tollgate_limit::Limiter::with_store(&[], &store, 1).expect("a limiter with a store");
-    let limits = LimitCollector::new(Arc::new(limiter)).expect("limit collector builds");
+    let gateway = crate::test_support::TestGateway::new(
+        "[[servers]]\nname = \"s\"\nurl = \"http://127.0.0.1:1/mcp\"\n\
+         [limits.redis]\nurl = \"redis://127.0.0.1:1\"\ntimeout = \"10ms\"\n",
+    );
+    let live = gateway.gateway.live();
+    let status =
+        StatusCollector::new(AuditHandle::disabled(), None, live.clone(), None).expect("status collector builds");
+    describe(&status, &mut out);
+    registry.register(Box::new(status)).expect("status collector registers");
+
+    let approvals = Arc::new(crate::catalog::Approvals::new(tollgate_catalog::Lock::default()));
+    let lock = Arc::new(crate::catalog::reload::LockFile::new("catalog.lock".into()));
+    let catalog = CatalogCollector::new(live.clone(), approvals, lock).expect("catalog collector builds");
+    describe(&catalog, &mut out);
+    registry
+        .register(Box::new(catalog))
+        .expect("catalog collector registers");
+
+    let limits = LimitCollector::new(live.clone()).expect("limit collector builds");
     describe(&limits, &mut out);
     registry.register(Box::new(limits)).expect("limit collector registers");
 
-    let upstreams = super::UpstreamCollector::new(Vec::new()).expect("upstream collector builds");
+    let upstreams = super::UpstreamCollector::new(live.clone()).expect("upstream collector builds");
     describe(&upstreams, &mut out);
     registry
         .register(Box::new(upstreams))
         .expect("upstream collector registers");
 
-    let virtuals = VirtualCollector::new(Vec::new()).expect("virtual-server collector builds");
+    let virtuals = VirtualCollector::new(live).expect("virtual-server collector builds");
     describe(&virtuals, &mut out);
     registry
         .register(Box::new(virtuals))

@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
+use crate::live::Live;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGauge, IntGaugeVec, Opts};
-use tollgate_limit::Limiter;
 
 /// Collects the rate-limit gauges at scrape time.
 pub(crate) struct LimitCollector {
-    limiter: Arc<Limiter>,
+    live: Arc<Live>,
     refusals: IntGaugeVec,
     store_up: IntGauge,
     store_errors: IntGauge,
@@ -21,7 +21,7 @@ pub(crate) struct LimitCollector {
 }
 
 impl LimitCollector {
-    pub(crate) fn new(limiter: Arc<Limiter>) -> prometheus::Result<Self> {
+    pub(crate) fn new(live: Arc<Live>) -> prometheus::Result<Self> {
         let refusals = IntGaugeVec::new(
             Opts::new(
                 "tollgate_rate_limit_refusals",
@@ -52,7 +52,7 @@ impl LimitCollector {
             &["budget", "key"],
         )?;
         Ok(LimitCollector {
-            limiter,
+            live,
             refusals,
             store_up,
             store_errors,
@@ -73,21 +73,27 @@ impl Collector for LimitCollector {
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        for (rule, n) in self.limiter.refusals() {
+        let g = self.live.current();
+        let limiter = &g.shared.limiter;
+        // Only the rules and budgets in force: one a reload removed leaves.
+        for v in [&self.refusals, &self.budget_spent, &self.budget_tokens] {
+            v.reset();
+        }
+        for (rule, n) in limiter.refusals() {
             self.refusals
                 .with_label_values(&[rule])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let mut out = self.refusals.collect();
         let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        for c in self.limiter.budget_counts() {
+        for c in limiter.budget_counts() {
             let labels = [&*c.budget, c.key.as_str()];
             self.budget_spent.with_label_values(&labels).set(gauge(c.spent));
             self.budget_tokens.with_label_values(&labels).set(gauge(c.tokens));
         }
         out.extend(self.budget_spent.collect());
         out.extend(self.budget_tokens.collect());
-        if let Some(h) = self.limiter.store_health() {
+        if let Some(h) = limiter.store_health() {
             self.store_up.set(i64::from(h.up));
             self.store_errors.set(i64::try_from(h.errors).unwrap_or(i64::MAX));
             out.extend(self.store_up.collect());

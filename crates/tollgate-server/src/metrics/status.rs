@@ -1,6 +1,7 @@
 //! Metrics read when Prometheus scrapes: the audit sink's queue and
 //! counters, the policy set in force and its reloads, each token issuer's
-//! signing keys and their fetches, and the trace pipeline's span totals.
+//! signing keys and their fetches, the trace pipeline's span totals, and
+//! the configuration in force and its reloads.
 //! Nothing on the request path touches them.
 
 use std::sync::Arc;
@@ -8,8 +9,10 @@ use std::sync::Arc;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGauge, IntGaugeVec, Opts};
+use std::sync::atomic::Ordering;
 use tollgate_audit::AuditHandle;
-use tollgate_auth::Authenticator;
+
+use crate::live::Live;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::SpanCounts;
 
@@ -17,7 +20,7 @@ use tollgate_telemetry::SpanCounts;
 pub(crate) struct StatusCollector {
     audit: AuditHandle,
     policy: Option<Arc<PolicyEngine>>,
-    authn: Option<Arc<Authenticator>>,
+    live: Arc<Live>,
     spans: Option<Arc<SpanCounts>>,
     gauges: Vec<IntGauge>,
     audit_counters: IntGaugeVec,
@@ -39,8 +42,13 @@ const POLICY_RELOADS: usize = 5;
 const POLICY_FAILURES: usize = 6;
 const POLICY_LAST_OK: usize = 7;
 const AUTH_KEYS_READY: usize = 8;
+const CONFIG_GENERATION: usize = 9;
+const CONFIG_RELOADS: usize = 10;
+const CONFIG_FAILURES: usize = 11;
+const CONFIG_LAST_OK: usize = 12;
+const CONFIG_RESTART: usize = 13;
 
-const GAUGES: [(&str, &str); 9] = [
+const GAUGES: [(&str, &str); 14] = [
     ("tollgate_audit_queue_depth", "Audit records waiting for the writer."),
     ("tollgate_audit_queue_capacity", "Bound of the audit queue."),
     (
@@ -68,13 +76,33 @@ const GAUGES: [(&str, &str); 9] = [
         "tollgate_auth_keys_ready",
         "1 when every configured token issuer's keys are loaded.",
     ),
+    (
+        "tollgate_config_generation",
+        "Generation of the configuration in force (1 = loaded at start).",
+    ),
+    (
+        "tollgate_config_reloads",
+        "Configuration reloads that put a new configuration in force since start.",
+    ),
+    (
+        "tollgate_config_reload_failures",
+        "Refused configuration reloads (invalid files) since start.",
+    ),
+    (
+        "tollgate_config_last_reload_success",
+        "1 unless the last configuration reload was refused.",
+    ),
+    (
+        "tollgate_config_restart_required",
+        "Changed settings of the file that take effect only after a restart (listeners, threads, the audit writer…).",
+    ),
 ];
 
 impl StatusCollector {
     pub(crate) fn new(
         audit: AuditHandle,
         policy: Option<Arc<PolicyEngine>>,
-        authn: Option<Arc<Authenticator>>,
+        live: Arc<Live>,
         spans: Option<Arc<SpanCounts>>,
     ) -> prometheus::Result<StatusCollector> {
         let gauges = GAUGES
@@ -112,7 +140,7 @@ impl StatusCollector {
         let mut collector = StatusCollector {
             audit,
             policy,
-            authn,
+            live,
             spans,
             gauges,
             audit_counters,
@@ -171,9 +199,16 @@ impl StatusCollector {
         } else {
             self.set(POLICY_LAST_OK, 1);
         }
-        let ready = self.authn.as_ref().is_none_or(|a| a.is_ready());
+        let g = self.live.current();
+        let ready = g.shared.authn.as_ref().is_none_or(|a| a.is_ready());
         self.set(AUTH_KEYS_READY, i64::from(ready));
-        self.refresh_issuers();
+        self.refresh_issuers(g.shared.authn.as_deref());
+        let reloads = &self.live.status;
+        self.set(CONFIG_GENERATION, g.number);
+        self.set(CONFIG_RELOADS, reloads.reloads.load(Ordering::Relaxed));
+        self.set(CONFIG_FAILURES, reloads.failures.load(Ordering::Relaxed));
+        self.set(CONFIG_LAST_OK, i64::from(!reloads.last_failed.load(Ordering::Relaxed)));
+        self.set(CONFIG_RESTART, reloads.last().restart_required.len());
         let spans = self.spans.as_ref().map(|c| c.stats()).unwrap_or_default();
         set_kinds(
             &self.span_counters,
@@ -187,8 +222,11 @@ impl StatusCollector {
     }
 
     /// One series per configured issuer (a bounded set: the config's).
-    fn refresh_issuers(&self) {
-        let Some(authn) = &self.authn else { return };
+    fn refresh_issuers(&self, authn: Option<&tollgate_auth::Authenticator>) {
+        for v in [&self.issuer_keys, &self.issuer_fetches, &self.issuer_last_ok] {
+            v.reset();
+        }
+        let Some(authn) = authn else { return };
         for s in authn.issuer_status() {
             let issuer = s.issuer.as_str();
             self.issuer_keys.with_label_values(&[issuer]).set(saturating(s.keys));

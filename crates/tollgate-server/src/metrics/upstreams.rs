@@ -8,12 +8,12 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGaugeVec, Opts};
 
-use crate::route::Route;
+use crate::live::Live;
 use crate::upstream::Position;
 
 /// Collects the upstream gauges at scrape time.
 pub(crate) struct UpstreamCollector {
-    routes: Vec<Arc<Route>>,
+    live: Arc<Live>,
     breaker: IntGaugeVec,
     in_flight: IntGaugeVec,
     shed: IntGaugeVec,
@@ -25,9 +25,9 @@ fn gauge(name: &str, help: &str) -> prometheus::Result<IntGaugeVec> {
 }
 
 impl UpstreamCollector {
-    pub(crate) fn new(routes: Vec<Arc<Route>>) -> prometheus::Result<Self> {
+    pub(crate) fn new(live: Arc<Live>) -> prometheus::Result<Self> {
         Ok(UpstreamCollector {
-            routes,
+            live,
             breaker: gauge(
                 "tollgate_upstream_breaker_state",
                 "The upstream's circuit breaker: 0 closed, 1 half open (probing), 2 open (calls refused with 503).",
@@ -58,7 +58,10 @@ impl Collector for UpstreamCollector {
 
     fn collect(&self) -> Vec<MetricFamily> {
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        for r in &self.routes {
+        let gauges = [&self.breaker, &self.in_flight, &self.shed, &self.opened];
+        // Only the routes in force: a route a reload removed leaves.
+        gauges.iter().for_each(|g| g.reset());
+        for r in &self.live.current().routes() {
             let guard = &r.upstream.guard;
             let labels = [&*r.name];
             if let Some(p) = guard.position() {
@@ -75,9 +78,6 @@ impl Collector for UpstreamCollector {
             self.shed.with_label_values(&labels).set(n(shed));
             self.opened.with_label_values(&labels).set(n(opened));
         }
-        [&self.breaker, &self.in_flight, &self.shed, &self.opened]
-            .into_iter()
-            .flat_map(Collector::collect)
-            .collect()
+        gauges.into_iter().flat_map(Collector::collect).collect()
     }
 }

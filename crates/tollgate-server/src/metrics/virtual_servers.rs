@@ -11,11 +11,12 @@ use prometheus::proto::MetricFamily;
 use prometheus::{IntGaugeVec, Opts};
 use tollgate_catalog::Kind;
 
-use crate::vserver::{VirtualRoute, health};
+use crate::live::Live;
+use crate::vserver::health;
 
 /// Collects the virtual-server gauges at scrape time.
 pub(crate) struct VirtualCollector {
-    virtuals: Vec<Arc<VirtualRoute>>,
+    live: Arc<Live>,
     exposed: IntGaugeVec,
     collisions: IntGaugeVec,
     member_up: IntGaugeVec,
@@ -23,10 +24,10 @@ pub(crate) struct VirtualCollector {
 }
 
 impl VirtualCollector {
-    pub(crate) fn new(virtuals: Vec<Arc<VirtualRoute>>) -> prometheus::Result<Self> {
+    pub(crate) fn new(live: Arc<Live>) -> prometheus::Result<Self> {
         let vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
         let c = VirtualCollector {
-            virtuals,
+            live,
             exposed: vec(
                 "tollgate_virtual_server_exposed",
                 "Definitions a virtual server exposes, by kind (tool, prompt, resource, resource_template).",
@@ -52,7 +53,11 @@ impl VirtualCollector {
     }
 
     fn refresh(&self) {
-        for v in &self.virtuals {
+        // Only the virtual servers in force: one a reload removed leaves.
+        for g in [&self.exposed, &self.collisions, &self.member_up] {
+            g.reset();
+        }
+        for v in self.live.current().front.virtuals.values() {
             let h = health(v);
             let name = &*v.name;
             for kind in [Kind::Tool, Kind::Prompt, Kind::Resource, Kind::ResourceTemplate] {
