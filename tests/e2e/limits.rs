@@ -5,12 +5,15 @@
 //! `shared`: three replicas sharing their counters through Redis;
 //! `budgets`: a team's token budget warns, then refuses; `resilience`:
 //! an upstream's circuit breaker and concurrency cap; `tls`: TLS on the
-//! listeners, reloaded, with client certificates.
+//! listeners, reloaded, with client certificates; `reload`: configuration
+//! reload under load.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 #[path = "limits/budgets.rs"]
 mod budgets;
+#[path = "limits/reload.rs"]
+mod reload;
 #[path = "limits/resilience.rs"]
 mod resilience;
 #[path = "limits/shared.rs"]

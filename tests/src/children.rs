@@ -306,6 +306,31 @@ impl ChildGateway {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
     }
+
+    /// Replace the configuration file with `config` (without `[listen]`:
+    /// the running listeners are kept), atomically as a deployment tool
+    /// would: written beside it, then renamed over it.
+    pub fn rewrite(&self, config: &str) {
+        let path = self.dir.path().join("gateway.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let listen: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+        let next = self.dir.path().join("gateway.toml.next");
+        std::fs::write(&next, format!("{listen}{config}")).unwrap();
+        std::fs::rename(next, path).unwrap();
+    }
+
+    /// Send SIGHUP (reload the configuration, policies and lock).
+    pub async fn hangup(&self) {
+        let pid = self.child.id().unwrap().to_string();
+        let status = Command::new("kill").args(["-HUP", &pid]).status().await.unwrap();
+        assert!(status.success());
+    }
+
+    /// The JSON of `/readyz?detail`.
+    pub async fn ready_detail(&self) -> serde_json::Value {
+        let url = format!("{}/readyz?detail", self.admin);
+        crate::http().get(url).send().await.unwrap().json().await.unwrap()
+    }
 }
 
 /// A `redis-server` (Debian's package, installed by
