@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: start the demo MCP server and Tollgate in front of it (the
-# embedded demo configuration, examples/demo.toml), print how to connect,
-# and stop both on Ctrl-C.
+# embedded demo configuration, examples/demo.toml, or the file named by
+# TOLLGATE_CONFIG, which is then reloaded when it changes), print how to
+# connect, and stop both on Ctrl-C.
 set -euo pipefail
 BIN="${CARGO_TARGET_DIR:?}/debug"
 DEMO_ADDR=127.0.0.1:3001
@@ -16,7 +17,7 @@ ops=$!
 cleanup() { kill "$demo" "$ops" "${gw:-}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-"$BIN/tollgate" serve &
+"$BIN/tollgate" serve ${TOLLGATE_CONFIG:+--config "$TOLLGATE_CONFIG"} &
 gw=$!
 for _ in $(seq 1 100); do
   curl -fsS "$ADMIN/readyz" >/dev/null 2>&1 && break
