@@ -46,6 +46,24 @@ fn default_warn_at() -> f64 {
     0.8
 }
 
+/// One price (`[[limits.prices]]`): what a million estimated tokens of the
+/// matching calls cost, in `[limits] currency`. Reports (`tollgate usage`)
+/// apply the first price that matches a call; calls no price matches cost
+/// nothing.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Server or virtual-server names it applies to; empty: every route.
+    #[serde(default)]
+    pub routes: Vec<String>,
+    /// Tool or prompt name patterns (`*` matches any run of characters);
+    /// empty: every call of the routes.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The price of one million estimated tokens.
+    pub per_million_tokens: f64,
+}
+
 /// Whose spend a budget caps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -29,7 +29,7 @@ pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
     SigningAlgorithm, StaticCredential,
 };
-pub use budget::{Budget, BudgetKey, BudgetPeriod};
+pub use budget::{Budget, BudgetKey, BudgetPeriod, Price};
 pub use catalog::{Catalog, CatalogMode, read_lock_text, write_lock_text};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;

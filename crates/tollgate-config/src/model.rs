@@ -156,6 +156,11 @@ pub struct Limits {
     /// The IANA time zone budget periods are counted in (`"UTC"`,
     /// `"Europe/Berlin"`).
     pub time_zone: String,
+    /// Prices per million estimated tokens (`[[limits.prices]]`), for
+    /// reporting spend in money; first match applies.
+    pub prices: Vec<crate::Price>,
+    /// The currency of the prices, as reports name it (`"USD"`, `"EUR"`).
+    pub currency: String,
 }
 
 impl Default for Limits {
@@ -169,6 +174,8 @@ impl Default for Limits {
             redis: None,
             budgets: Vec::new(),
             time_zone: "UTC".into(),
+            prices: Vec::new(),
+            currency: "USD".into(),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! have room. No HTTP here: the server maps a [`Refusal`] to 429.
 
 mod budget;
+mod prices;
 mod store;
 
 use std::num::NonZeroU32;
@@ -25,6 +26,7 @@ use tollgate_config::{OnStoreError, RateKey, RateRule};
 
 use self::budget::Budgets;
 pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, counted_as, period_bounds};
+pub use self::prices::{Priced, Prices};
 use self::store::{Cell, Store, Verdict};
 pub use self::store::{StoreError, StoreHealth, StoreSettings};
 

@@ -92,7 +92,7 @@ impl GroupBy {
 
 /// One call as usage sees it: the values it can be grouped by, and what it
 /// cost. Borrowed from whatever describes the call (an audit record).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct UsageSample<'a> {
     /// The principal's team.
     pub team: Option<&'a str>,
@@ -122,6 +122,8 @@ pub struct UsageSample<'a> {
     pub catalog: bool,
     /// Duration, microseconds.
     pub duration_us: u64,
+    /// What its tokens cost (`[[limits.prices]]`); 0 when unpriced.
+    pub cost: f64,
 }
 
 /// Usage of one group.
@@ -147,6 +149,8 @@ pub struct UsageRow {
     pub p50_us: u64,
     /// 99th percentile duration, microseconds.
     pub p99_us: u64,
+    /// What the tokens cost, in the report's currency.
+    pub cost: f64,
 }
 
 /// A usage report.
@@ -158,6 +162,8 @@ pub struct UsageReport {
     pub rows: Vec<UsageRow>,
     /// All groups together, keyed `TOTAL`.
     pub total: UsageRow,
+    /// The currency of `cost`, when the calls were priced.
+    pub currency: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -175,6 +181,7 @@ impl Acc {
         row.bytes_in += s.bytes_in;
         row.bytes_out += s.bytes_out;
         row.tokens += s.tokens;
+        row.cost += s.cost;
         if s.catalog {
             row.catalog_tokens += s.tokens;
         }
@@ -227,6 +234,7 @@ impl Usage {
             by: self.by,
             rows,
             total: self.total.finish("TOTAL".to_owned()),
+            currency: None,
         }
     }
 }

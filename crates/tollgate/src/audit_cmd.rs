@@ -87,7 +87,8 @@ pub(crate) struct UsageArgs {
     /// its spend, what is left and the projected spend at the period's end.
     #[arg(long, requires = "config", conflicts_with = "by")]
     budgets: bool,
-    /// The gateway configuration whose budgets `--budgets` reports.
+    /// The gateway configuration whose budgets `--budgets` reports; with
+    /// `--by`, its `[[limits.prices]]` add a cost column.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     #[command(flatten)]
@@ -212,7 +213,12 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
     let (Some(by), false) = (args.by, args.budgets) else {
         return budget_usage(args);
     };
-    let report = spend::report(&args.paths, by, args.window.since, args.window.until).map_err(query_stop)?;
+    let prices = match &args.config {
+        Some(path) => tollgate_limit::Prices::from_config(&load_config(path)?.limits),
+        None => tollgate_limit::Prices::default(),
+    };
+    let window = (args.window.since, args.window.until);
+    let report = spend::report(&args.paths, by, window, &prices).map_err(query_stop)?;
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
         UsageOutput::Csv => render::usage_csv(&report),
@@ -227,16 +233,22 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .config
         .as_deref()
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
-    let loaded = tollgate_config::load(path, &tollgate_config::ProcessEnvironment)
-        .map_err(|e| Stop::Run(anyhow::anyhow!("{e}")))?;
+    let config = load_config(path)?;
     let now = args.window.until.unwrap_or_else(SystemTime::now);
-    let rows = crate::budgets::report(&args.paths, &loaded.config, now).map_err(query_stop)?;
+    let rows = crate::budgets::report(&args.paths, &config, now).map_err(query_stop)?;
     let text = match args.format {
         UsageOutput::Table => crate::budgets::table(&rows),
         UsageOutput::Csv => crate::budgets::csv(&rows),
         UsageOutput::Json => crate::budgets::json(&rows),
     };
     print(&text)
+}
+
+/// The configuration at `path`, validated as `serve` would.
+fn load_config(path: &Path) -> Result<tollgate_config::Config, Stop> {
+    tollgate_config::load(path, &tollgate_config::ProcessEnvironment)
+        .map(|l| l.config)
+        .map_err(|e| Stop::Run(anyhow::anyhow!("{e}")))
 }
 
 /// Classify a read or parse error of a query or report.

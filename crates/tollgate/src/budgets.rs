@@ -28,6 +28,9 @@ pub(crate) struct BudgetRow {
     pub(crate) remaining: u64,
     /// Spend at the end of the period if it goes on at the pace so far.
     pub(crate) projected: u64,
+    /// What the spend cost (`[[limits.prices]]`), and in which currency;
+    /// `None` without prices.
+    pub(crate) cost: Option<(f64, String)>,
 }
 
 /// The budgets of `config` against the records in `paths`, at `now`.
@@ -50,7 +53,8 @@ pub(crate) fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Res
         until: Some(now),
         ..Filter::default()
     };
-    let mut spent: BTreeMap<(usize, String), u64> = BTreeMap::new();
+    let prices = tollgate_limit::Prices::from_config(limits);
+    let mut spent: BTreeMap<(usize, String), (u64, f64)> = BTreeMap::new();
     for entry in tollgate_audit::query(paths, filter)? {
         let r = entry?.record;
         if r.phase != Phase::Complete || r.error.is_some() {
@@ -60,16 +64,20 @@ pub(crate) fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Res
             if r.time >= *start
                 && let Some(key) = key_of(b, &r)
             {
-                *spent.entry((i, key.to_owned())).or_default() += r.tokens;
+                let sum = spent.entry((i, key.to_owned())).or_default();
+                sum.0 += r.tokens;
+                sum.1 += crate::spend::cost(&r, &prices);
             }
         }
     }
     Ok(spent
         .into_iter()
-        .filter_map(|((i, key), spent)| {
+        .filter_map(|((i, key), (spent, cost))| {
             let b = limits.budgets.get(i)?;
             let (start, end) = *periods.get(i)?;
-            Some(row(b, key, spent, (start, end), now))
+            let mut row = row(b, key, spent, (start, end), now);
+            row.cost = prices.currency().map(|c| (cost, c.to_owned()));
+            Some(row)
         })
         .collect())
 }
@@ -111,6 +119,7 @@ fn row(b: &Budget, key: String, spent: u64, (start, end): (SystemTime, SystemTim
         tokens: b.tokens,
         remaining: b.tokens.saturating_sub(spent),
         projected,
+        cost: None,
     }
 }
 
@@ -118,17 +127,27 @@ fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
-/// The rows as an aligned table.
+/// The rows as an aligned table; a `COST` column when they are priced.
 pub(crate) fn table(rows: &[BudgetRow]) -> String {
+    let currency = rows.iter().find_map(|r| r.cost.as_ref().map(|c| c.1.as_str()));
     let mut out = format!(
-        "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {}\n",
+        "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {:<20}",
         "BUDGET", "KEY", "PERIOD", "SPENT", "LIMIT", "REMAINING", "PROJECTED", "ENDS"
     );
+    if let Some(c) = currency {
+        out.push_str(&format!(" {:>14}", format!("COST {c}")));
+    }
+    out = out.trim_end().to_owned() + "\n";
     for r in rows {
-        out.push_str(&format!(
-            "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {}\n",
+        let mut line = format!(
+            "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {:<20}",
             r.budget, r.key, r.period, r.spent, r.tokens, r.remaining, r.projected, r.end
-        ));
+        );
+        if let Some((cost, _)) = &r.cost {
+            line.push_str(&format!(" {cost:>14.2}"));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -142,6 +161,7 @@ pub(crate) fn json(rows: &[BudgetRow]) -> String {
                 "budget": r.budget, "key": r.key, "period": r.period,
                 "start": r.start, "end": r.end, "spent": r.spent, "tokens": r.tokens,
                 "remaining": r.remaining, "projected": r.projected,
+                "cost": r.cost.as_ref().map(|c| c.0), "currency": r.cost.as_ref().map(|c| &c.1),
             })
         })
         .collect();
@@ -150,11 +170,15 @@ pub(crate) fn json(rows: &[BudgetRow]) -> String {
 
 /// The rows as CSV.
 pub(crate) fn csv(rows: &[BudgetRow]) -> String {
-    let mut out = String::from("budget,key,period,start,end,spent,tokens,remaining,projected\n");
+    let mut out = String::from("budget,key,period,start,end,spent,tokens,remaining,projected,cost,currency\n");
     for r in rows {
         let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let (cost, currency) = r
+            .cost
+            .as_ref()
+            .map_or((String::new(), ""), |(cost, c)| (format!("{cost:.6}"), c.as_str()));
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
             quote(&r.budget),
             quote(&r.key),
             r.period,
@@ -163,7 +187,9 @@ pub(crate) fn csv(rows: &[BudgetRow]) -> String {
             r.spent,
             r.tokens,
             r.remaining,
-            r.projected
+            r.projected,
+            cost,
+            currency
         ));
     }
     out

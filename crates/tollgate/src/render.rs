@@ -135,10 +135,19 @@ fn usage_cells(r: &UsageRow) -> [String; 9] {
 }
 
 fn usage_header(report: &UsageReport) -> Vec<String> {
+    let cost = report.currency.as_ref().map(|c| format!("cost_{}", c.to_lowercase()));
     std::iter::once(report.by.as_str())
         .chain(USAGE_COLUMNS)
         .map(str::to_owned)
+        .chain(cost)
         .collect()
+}
+
+/// A row's cells after its key: the usage columns, and its cost when the
+/// report is priced.
+fn row_cells(report: &UsageReport, r: &UsageRow) -> Vec<String> {
+    let cost = report.currency.as_ref().map(|_| format!("{:.2}", r.cost));
+    usage_cells(r).into_iter().chain(cost).collect()
 }
 
 /// Aligned columns (the key left, numbers right), with a `TOTAL` line.
@@ -148,7 +157,7 @@ pub(crate) fn usage_table(report: &UsageReport) -> String {
         .rows
         .iter()
         .chain([&report.total])
-        .map(|r| std::iter::once(r.key.clone()).chain(usage_cells(r)).collect())
+        .map(|r| std::iter::once(r.key.clone()).chain(row_cells(report, r)).collect())
         .collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
@@ -181,7 +190,7 @@ pub(crate) fn usage_csv(report: &UsageReport) -> String {
     out.push('\n');
     for r in &report.rows {
         out.push_str(&csv_field(&r.key));
-        for c in usage_cells(r) {
+        for c in row_cells(report, r) {
             out.push(',');
             out.push_str(&c);
         }

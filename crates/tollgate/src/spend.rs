@@ -1,5 +1,6 @@
 //! `tollgate usage`: the complete call records of a trail, read with
-//! `tollgate-audit`'s query and summed with `tollgate-meter` (`Usage`);
+//! `tollgate-audit`'s query, priced with `[[limits.prices]]` when a
+//! configuration is given, and summed with `tollgate-meter` (`Usage`);
 //! `render` prints the report.
 //!
 //! Only `complete` records count: a strict-mode `forwarding` record is not
@@ -9,9 +10,11 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use tollgate_audit::{CallRecord, Filter, Outcome, Phase, QueryError};
+use tollgate_limit::{Priced, Prices};
 use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
 
-/// Sum the call records in `paths` from `since` to `until`, grouped `by`.
+/// Sum the call records in `paths` from `since` to `until`, grouped `by`,
+/// each priced with `prices`.
 ///
 /// # Errors
 ///
@@ -19,8 +22,8 @@ use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
 pub(crate) fn report(
     paths: &[PathBuf],
     by: GroupBy,
-    since: Option<SystemTime>,
-    until: Option<SystemTime>,
+    (since, until): (Option<SystemTime>, Option<SystemTime>),
+    prices: &Prices,
 ) -> Result<UsageReport, QueryError> {
     let filter = Filter {
         since,
@@ -31,14 +34,27 @@ pub(crate) fn report(
     for entry in tollgate_audit::query(paths, filter)? {
         let record = entry?.record;
         if record.phase == Phase::Complete {
-            usage.add(&sample(&record));
+            usage.add(&sample(&record, prices));
         }
     }
-    Ok(usage.finish())
+    let mut report = usage.finish();
+    report.currency = prices.currency().map(str::to_owned);
+    Ok(report)
+}
+
+/// What a record's tokens cost under `prices`.
+pub(crate) fn cost(r: &CallRecord, prices: &Prices) -> f64 {
+    let call = Priced {
+        route: &r.route,
+        via: r.virtual_server.as_deref(),
+        name: r.name.as_deref(),
+        exposed: r.exposed_name.as_deref(),
+    };
+    prices.cost(&call, r.tokens)
 }
 
 /// A record as usage sees it.
-pub(crate) fn sample(r: &CallRecord) -> UsageSample<'_> {
+pub(crate) fn sample<'r>(r: &'r CallRecord, prices: &Prices) -> UsageSample<'r> {
     let p = r.principal.as_deref();
     UsageSample {
         team: p.and_then(|p| p.team.as_deref()),
@@ -55,5 +71,6 @@ pub(crate) fn sample(r: &CallRecord) -> UsageSample<'_> {
         tokens: r.tokens,
         catalog: r.catalog,
         duration_us: r.duration_us,
+        cost: cost(r, prices),
     }
 }

@@ -14,7 +14,8 @@ async fn a_team_budget_counts_answers_warns_then_refuses_until_the_period_ends()
     let issuer = TestIssuer::new();
     let demo = Demo::spawn().await;
     let mut gw = TestGateway::spawn(&format!(
-        "{}\n[limits]\ntime_zone = \"Europe/Berlin\"\n\n\
+        "{}\n[limits]\ntime_zone = \"Europe/Berlin\"\ncurrency = \"EUR\"\n\n\
+         [[limits.prices]]\nroutes = [\"demo\"]\ntools = [\"ec*\"]\nper_million_tokens = 2500.0\n\n\
          [[limits.budgets]]\nid = \"payments-monthly\"\nper = \"team\"\nkeys = [\"payments\"]\n\
          period = \"month\"\ntokens = 400\nwarn_at = 0.5\n\n\
          [[servers]]\nname = \"demo\"\nurl = \"{}\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
@@ -104,4 +105,25 @@ async fn a_team_budget_counts_answers_warns_then_refuses_until_the_period_ends()
     assert!(row["spent"].as_u64().unwrap() >= 400, "{report}");
     assert_eq!(row["remaining"], 0);
     assert!(row["projected"].as_u64().unwrap() >= row["spent"].as_u64().unwrap());
+    // Priced at 2500 EUR per million tokens (every call here is `echo`).
+    let spent = row["spent"].as_f64().unwrap();
+    assert_eq!(row["currency"], "EUR");
+    assert!(
+        (row["cost"].as_f64().unwrap() - spent * 2500.0 / 1e6).abs() < 1e-6,
+        "{report}"
+    );
+    let out = tollgate_cli(&args[..5]).await;
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.lines().next().unwrap().ends_with("COST EUR"), "{table}");
+
+    // `tollgate usage --by team --config` prices each group too.
+    let by_team = ["usage", &dir, "--by", "team", "--config", config.to_str().unwrap()];
+    let out = tollgate_cli(&by_team).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header.last(), Some(&"cost_eur"), "{table}");
+    let total = table.lines().find(|l| l.starts_with("TOTAL")).unwrap();
+    let cost: f64 = total.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(cost >= spent * 2500.0 / 1e6 - 0.01, "{table}");
 }

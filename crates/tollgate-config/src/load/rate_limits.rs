@@ -95,6 +95,35 @@ fn validate_budgets(c: &Config, out: &mut Problems) {
     }
 }
 
+/// `[[limits.prices]]` and `[limits] currency`.
+fn validate_prices(c: &Config, out: &mut Problems) {
+    let at = |i: usize, field: &str| {
+        vec![
+            Seg::Key("limits".into()),
+            Seg::Key("prices".into()),
+            Seg::Index(i),
+            Seg::Key(field.into()),
+        ]
+    };
+    if c.limits.currency.trim().is_empty() {
+        out.push((
+            vec![Seg::Key("limits".into()), Seg::Key("currency".into())],
+            "must not be empty".into(),
+        ));
+    }
+    for (i, p) in c.limits.prices.iter().enumerate() {
+        if !(p.per_million_tokens.is_finite() && p.per_million_tokens >= 0.0) {
+            out.push((at(i, "per_million_tokens"), "must be a number of at least 0".into()));
+        }
+        for route in p.routes.iter().filter(|r| !known_route(c, r)) {
+            out.push((at(i, "routes"), format!("no server or virtual server named {route:?}")));
+        }
+        if p.tools.iter().any(String::is_empty) {
+            out.push((at(i, "tools"), "an empty pattern matches nothing".into()));
+        }
+    }
+}
+
 fn known_route(c: &Config, route: &str) -> bool {
     c.servers.iter().any(|s| s.name.as_str() == route) || c.virtual_servers.iter().any(|v| v.name.as_str() == route)
 }
@@ -102,6 +131,7 @@ fn known_route(c: &Config, route: &str) -> bool {
 pub(super) fn validate(c: &Config, out: &mut Problems) {
     validate_store(c, out);
     validate_budgets(c, out);
+    validate_prices(c, out);
     let mut ids = HashSet::new();
     for (i, r) in c.limits.rules.iter().enumerate() {
         if r.id.trim().is_empty() {

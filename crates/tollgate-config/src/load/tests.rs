@@ -107,14 +107,18 @@ fn schema_describes_servers() {
 }
 
 #[test]
-fn limits_store_and_budgets_are_validated_with_their_keys() {
+fn limits_store_budgets_and_prices_are_validated_with_their_keys() {
     let text = format!(
         "{MINIMAL}\n[limits]\ntime_zone = \"Mars/Olympus\"\n\n[limits.redis]\nurl = \"http://x\"\n\
          password = {{ env = \"REDIS_PW\" }}\nreplicas = 0\n\n\
-         [[limits.budgets]]\nid = \"b\"\nperiod = \"month\"\ntokens = 0\nwarn_at = 1.5\n"
+         [[limits.budgets]]\nid = \"b\"\nperiod = \"month\"\ntokens = 0\nwarn_at = 1.5\n\n\
+         [[limits.prices]]\nroutes = [\"nowhere\"]\ntools = [\"\"]\nper_million_tokens = -1.0\n"
     );
     let keys: Vec<String> = errors(&text).into_iter().map(|e| e.key).collect();
     for key in [
+        "limits.prices[0].routes",
+        "limits.prices[0].tools",
+        "limits.prices[0].per_million_tokens",
         "limits.time_zone",
         "limits.redis.url",
         "limits.redis.replicas",
