@@ -122,10 +122,22 @@ pub async fn ts_client(url: &str, scenario: &str, headers: &[&str], extra: &[&st
 /// against `url`: connect, list, run `plan`'s calls, prompts and reads,
 /// end the session; returns its JSON.
 pub async fn ts_plan_client(url: &str, plan: &serde_json::Value, headers: &[&str]) -> serde_json::Value {
+    ts_plan_client_env(url, plan, headers, &[]).await
+}
+
+/// [`ts_plan_client`] with environment variables `env` (e.g.
+/// `NODE_EXTRA_CA_CERTS` for a gateway with a private CA).
+pub async fn ts_plan_client_env(
+    url: &str,
+    plan: &serde_json::Value,
+    headers: &[&str],
+    env: &[(&str, &str)],
+) -> serde_json::Value {
     let script = fixtures().join("js/plan-client.mjs");
     require(&fixtures().join("js/node_modules"));
     let mut cmd = Command::new("node");
     cmd.arg(script).arg(url).arg(plan.to_string());
+    cmd.envs(env.iter().copied());
     for h in headers {
         cmd.args(["--header", h]);
     }

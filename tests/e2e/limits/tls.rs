@@ -1,16 +1,16 @@
 //! TLS on the listeners of a real `tollgate serve`, with certificates made
-//! by `openssl` and `curl` as the client: ALPN h2 and HTTP/1.1, the
-//! certificate replaced on disk mid-run (new connections get the new one,
-//! a stream that started before the swap finishes), and client
-//! certificates required on the admin listener; an upstream reached over
-//! TLS with a configured CA and client certificate (mTLS).
+//! by `openssl`, and `curl` and the TypeScript SDK as clients: ALPN h2 and
+//! HTTP/1.1, the certificate replaced on disk mid-run (new connections get
+//! the new one, a stream that started before the swap finishes), and
+//! client certificates required on the admin listener; an upstream reached
+//! over TLS with a configured CA and client certificate (mTLS).
 
 use std::path::Path;
 use std::time::Duration;
 
 use tokio::process::Command;
 use tollgate_e2e::Demo;
-use tollgate_e2e::children::ChildGateway;
+use tollgate_e2e::children::{ChildGateway, ts_plan_client_env};
 
 /// Run `openssl` with `args` in `dir`.
 async fn openssl(dir: &Path, args: &[&str]) {
@@ -142,6 +142,12 @@ async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_cer
         assert!(out.contains("over tls"), "{out}");
         assert!(out.ends_with(&format!("{version} 200")), "{out}");
     }
+    // The TypeScript SDK, trusting the private CA, runs a session over TLS.
+    let plan = serde_json::json!({"calls": [{"name": "echo", "arguments": {"text": "sdk over tls"}}]});
+    let out = ts_plan_client_env(&url, &plan, &[], &[("NODE_EXTRA_CA_CERTS", &ca)]).await;
+    assert_eq!(out["sessionIdPresent"], true, "{out:#}");
+    assert_eq!(out["calls"][0]["content"][0]["text"], "sdk over tls", "{out:#}");
+
     // Plain HTTP on a TLS listener does not get through.
     let (code, _) = curl(&[&gw.url("demo")]).await;
     assert_ne!(code, 0);
