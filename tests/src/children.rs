@@ -369,6 +369,35 @@ impl RedisServer {
         RedisServer { port, child }
     }
 
+    /// One that only speaks TLS, with the certificate `server.pem` /
+    /// `server.key` in `dir`, requiring client certificates signed by
+    /// `client-ca.pem` there.
+    pub async fn start_tls(dir: &Path) -> RedisServer {
+        let port = free_port();
+        let file = |f: &str| dir.join(f).display().to_string();
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--tls-cert-file",
+                &file("server.pem"),
+                "--tls-key-file",
+                &file("server.key"),
+            ])
+            .args([
+                "--tls-ca-cert-file",
+                &file("client-ca.pem"),
+                "--tls-auth-clients",
+                "yes",
+            ])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server on PATH (scripts/install-test-deps.sh installs it)");
+        wait_for_port(port).await;
+        RedisServer { port, child }
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)

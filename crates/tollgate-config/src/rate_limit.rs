@@ -105,6 +105,27 @@ pub struct RedisStore {
     /// Prefix of every key Tollgate writes.
     #[serde(default = "default_key_prefix")]
     pub key_prefix: String,
+    /// TLS settings of a `rediss://` store: a private CA, a client
+    /// certificate.
+    #[serde(default)]
+    pub tls: Option<StoreTls>,
+}
+
+/// `[limits.redis] tls`: how the gateway trusts and authenticates to a
+/// `rediss://` store. Paths are relative to the configuration file.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StoreTls {
+    /// CA certificates (PEM) trusted for the store instead of the system's
+    /// roots.
+    #[serde(default)]
+    pub ca: Option<std::path::PathBuf>,
+    /// A client certificate chain (PEM) to present; with `key`.
+    #[serde(default)]
+    pub cert: Option<std::path::PathBuf>,
+    /// Its private key (PEM); with `cert`.
+    #[serde(default)]
+    pub key: Option<std::path::PathBuf>,
 }
 
 fn default_store_timeout() -> Duration {

@@ -28,7 +28,7 @@ use self::budget::Budgets;
 pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, counted_as, period_bounds};
 pub use self::prices::{Priced, Prices};
 use self::store::{Cell, Store, Verdict};
-pub use self::store::{StoreError, StoreHealth, StoreSettings};
+pub use self::store::{StoreError, StoreHealth, StoreSettings, StoreTls};
 
 /// How many checks between sweeps of counters that are back at full
 /// capacity (which then cost no memory).

@@ -52,6 +52,26 @@ pub struct StoreSettings {
     pub timeout: Duration,
     /// Prefix of every key.
     pub key_prefix: String,
+    /// For `rediss://`: a private CA and a client certificate.
+    pub tls: Option<StoreTls>,
+}
+
+/// The TLS material of a `rediss://` store, PEM.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct StoreTls {
+    /// CA certificates trusted instead of the system's roots.
+    pub ca: Option<Vec<u8>>,
+    /// A client certificate chain and its key.
+    pub client: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for StoreTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreTls")
+            .field("ca", &self.ca.is_some())
+            .field("client", &self.client.is_some())
+            .finish()
+    }
 }
 
 /// One counter to check: its key and GCRA parameters.
@@ -127,7 +147,22 @@ impl Store {
             let redis = info.redis_settings().clone().set_password(password);
             info = info.set_redis_settings(redis);
         }
-        let client = Client::open(info)?;
+        let client = match &settings.tls {
+            None => Client::open(info)?,
+            Some(tls) => Client::build_with_tls(
+                info,
+                redis::TlsCertificates {
+                    client_tls: tls
+                        .client
+                        .clone()
+                        .map(|(client_cert, client_key)| redis::ClientTlsConfig {
+                            client_cert,
+                            client_key,
+                        }),
+                    root_cert: tls.ca.clone(),
+                },
+            )?,
+        };
         let store = Store {
             conn: Arc::new(ArcSwapOption::empty()),
             script: Script::new(SCRIPT),

@@ -135,6 +135,7 @@ fn unreachable() -> StoreSettings {
         password: None,
         timeout: Duration::from_millis(20),
         key_prefix: "test".into(),
+        tls: None,
     }
 }
 

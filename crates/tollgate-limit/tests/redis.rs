@@ -82,6 +82,7 @@ fn settings(port: u16) -> StoreSettings {
         password: None,
         timeout: Duration::from_millis(200),
         key_prefix: format!("t{port}"),
+        tls: None,
     }
 }
 

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use tokio::process::Command;
 use tollgate_e2e::Demo;
-use tollgate_e2e::children::{ChildGateway, ts_plan_client_env};
+use tollgate_e2e::audit_support::modern;
+use tollgate_e2e::children::{ChildGateway, RedisServer, ts_plan_client_env};
+use tollgate_e2e::modern_body;
 
 /// Run `openssl` with `args` in `dir`.
 async fn openssl(dir: &Path, args: &[&str]) {
@@ -244,4 +246,52 @@ async fn an_upstream_that_requires_a_client_certificate_is_reached_with_the_conf
             "{route}: {ex:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn limits_are_shared_through_a_redis_over_tls_with_a_private_ca_and_a_client_certificate() {
+    let demo = Demo::spawn().await;
+    let certs = certificates().await;
+    let dir = certs.path();
+    let path = |f: &str| dir.join(f).display().to_string();
+    let redis = RedisServer::start_tls(dir).await;
+    let gw = ChildGateway::spawn(&format!(
+        "[limits.redis]\nurl = \"rediss://127.0.0.1:{}\"\ntimeout = \"500ms\"\n\
+         tls = {{ ca = \"{}\", cert = \"{}\", key = \"{}\" }}\n\n\
+         [[limits.rules]]\nid = \"echo-global\"\ntools = [\"echo\"]\nper = \"global\"\nrate = 2\nperiod = \"1m\"\n\
+         on_store_error = \"deny\"\n\n\
+         [[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        redis.port,
+        path("server-ca.pem"),
+        path("client.pem"),
+        path("client.key"),
+        demo.url
+    ))
+    .await;
+    let mut up = serde_json::Value::Null;
+    for _ in 0..100 {
+        up = gw.ready_detail().await["limit_store"].clone();
+        if up["up"] == true {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(up["up"], true, "{up}\n{}", gw.log());
+    // Counted in Redis (a store that is down would deny with "Limit store
+    // unavailable").
+    let echo = |id| {
+        let body = modern_body(
+            id,
+            "tools/call",
+            serde_json::json!({"name": "echo", "arguments": {"text": "x"}}),
+        );
+        modern(gw.url("demo"), None, "tools/call", Some("echo"), body)
+    };
+    for id in 0..2 {
+        let ex = echo(id).await;
+        assert_eq!(ex.status, 200, "{ex:?}");
+    }
+    let ex = echo(3).await;
+    assert_eq!(ex.status, 429, "{ex:?}");
+    assert_eq!(ex.message()["error"]["message"], "Rate limit exceeded: echo-global");
 }

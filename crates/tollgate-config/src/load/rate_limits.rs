@@ -33,6 +33,10 @@ fn validate_store(c: &Config, out: &mut Problems) {
         return;
     };
     match url::Url::parse(&r.url) {
+        Ok(u) if u.scheme() == "redis" && r.tls.is_some() => out.push((
+            redis_key("tls"),
+            "needs a rediss:// url (TLS); redis:// is plain TCP".into(),
+        )),
         Ok(u) if matches!(u.scheme(), "redis" | "rediss") && u.host_str().is_some() => {}
         Ok(_) => out.push((
             redis_key("url"),
@@ -48,6 +52,11 @@ fn validate_store(c: &Config, out: &mut Problems) {
     }
     if r.key_prefix.is_empty() {
         out.push((redis_key("key_prefix"), "must not be empty".into()));
+    }
+    if let Some(t) = &r.tls
+        && t.cert.is_some() != t.key.is_some()
+    {
+        out.push((redis_key("tls"), "set both `cert` and `key`, or neither".into()));
     }
 }
 

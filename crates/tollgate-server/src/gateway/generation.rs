@@ -188,6 +188,7 @@ fn limiter(loaded: &Loaded, previous: Option<&Generation>) -> Result<tollgate_li
                     .map(|p| String::from_utf8_lossy(p.expose()).into_owned()),
                 timeout: redis.timeout,
                 key_prefix: redis.key_prefix.clone(),
+                tls: redis.tls.as_ref().map(|t| store_tls(t, &loaded.path)).transpose()?,
             };
             match old.filter(|o| o.store_settings() == Some(&settings)) {
                 Some(o) => tollgate_limit::Limiter::on_store_of(&limits.rules, o, redis.replicas)
@@ -201,6 +202,32 @@ fn limiter(loaded: &Loaded, previous: Option<&Generation>) -> Result<tollgate_li
     Ok(match old {
         Some(o) => limiter.inherit(o),
         None => limiter,
+    })
+}
+
+/// The PEM files of `[limits.redis] tls`, relative to the configuration
+/// file at `config`.
+fn store_tls(
+    t: &tollgate_config::StoreTls,
+    config: &std::path::Path,
+) -> Result<tollgate_limit::StoreTls, GatewayError> {
+    let base = config.parent().unwrap_or(std::path::Path::new("."));
+    let read = |key: &str, path: &Option<std::path::PathBuf>| {
+        path.as_ref()
+            .map(|p| {
+                let p = base.join(p);
+                std::fs::read(&p)
+                    .map_err(|e| GatewayError::LimitStore(format!("limits.redis.tls.{key}: {}: {e}", p.display())))
+            })
+            .transpose()
+    };
+    let client = match (read("cert", &t.cert)?, read("key", &t.key)?) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        _ => None,
+    };
+    Ok(tollgate_limit::StoreTls {
+        ca: read("ca", &t.ca)?,
+        client,
     })
 }
 
