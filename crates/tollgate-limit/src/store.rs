@@ -251,9 +251,13 @@ impl Store {
 
     fn record<T>(&self, result: &Result<T, StoreError>) {
         match result {
+            // The common case writes nothing shared: the error is cleared
+            // once, when the store comes back.
             Ok(_) => {
-                self.up.store(true, Ordering::Relaxed);
-                self.last_error.store(None);
+                if !self.up.load(Ordering::Relaxed) {
+                    self.up.store(true, Ordering::Relaxed);
+                    self.last_error.store(None);
+                }
             }
             Err(e) => {
                 self.up.store(false, Ordering::Relaxed);
