@@ -343,6 +343,12 @@ impl ChildGateway {
         let url = format!("{}/readyz?detail", self.admin);
         crate::http().get(url).send().await.unwrap().json().await.unwrap()
     }
+
+    /// The text of `/metrics`.
+    pub async fn metrics(&self) -> String {
+        let url = format!("{}/metrics", self.admin);
+        crate::http().get(url).send().await.unwrap().text().await.unwrap()
+    }
 }
 
 /// A `redis-server` (Debian's package, installed by
@@ -358,9 +364,15 @@ impl RedisServer {
     /// Start one on `port`, or on a free port.
     pub async fn start(port: Option<u16>) -> RedisServer {
         let port = port.unwrap_or_else(free_port);
+        RedisServer::spawn(port, &["--port", &port.to_string()]).await
+    }
+
+    /// `redis-server` with `args`, on loopback and without persistence,
+    /// once it accepts connections on `port`.
+    async fn spawn(port: u16, args: &[&str]) -> RedisServer {
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+            .args(args)
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .kill_on_drop(true)
             .spawn()
@@ -374,28 +386,23 @@ impl RedisServer {
     /// `client-ca.pem` there.
     pub async fn start_tls(dir: &Path) -> RedisServer {
         let port = free_port();
-        let file = |f: &str| dir.join(f).display().to_string();
-        let child = Command::new("redis-server")
-            .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--tls-cert-file",
-                &file("server.pem"),
-                "--tls-key-file",
-                &file("server.key"),
-            ])
-            .args([
-                "--tls-ca-cert-file",
-                &file("client-ca.pem"),
-                "--tls-auth-clients",
-                "yes",
-            ])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("redis-server on PATH (scripts/install-test-deps.sh installs it)");
-        wait_for_port(port).await;
-        RedisServer { port, child }
+        let (cert, key, ca) = (
+            dir.join("server.pem"),
+            dir.join("server.key"),
+            dir.join("client-ca.pem"),
+        );
+        let tls = [
+            ("--tls-cert-file", cert.to_str()),
+            ("--tls-key-file", key.to_str()),
+            ("--tls-ca-cert-file", ca.to_str()),
+        ];
+        let mut args = vec!["--port", "0", "--tls-auth-clients", "yes"];
+        for (flag, path) in tls {
+            args.extend([flag, path.unwrap()]);
+        }
+        let port_arg = port.to_string();
+        args.extend(["--tls-port", &port_arg]);
+        RedisServer::spawn(port, &args).await
     }
 
     /// `redis://127.0.0.1:PORT`.

@@ -328,22 +328,29 @@ fn key(per: RateKey, call: &Call<'_>) -> String {
 fn matches(rule: &RateRule, call: &Call<'_>) -> bool {
     let any =
         |list: &[String], value: Option<&str>| list.is_empty() || value.is_some_and(|v| list.iter().any(|x| x == v));
-    let route = rule.routes.is_empty()
-        || rule
-            .routes
-            .iter()
-            .any(|r| r == call.route || call.via == Some(r.as_str()));
-    let tool = rule.tools.is_empty()
-        || [call.name, call.exposed]
-            .into_iter()
-            .flatten()
-            .any(|n| rule.tools.iter().any(|p| wildcard(p, n)));
-    route
-        && tool
+    let names = [call.name, call.exposed];
+    covers((&rule.routes, &rule.tools), (call.route, call.via), names)
         && any(&rule.methods, Some(call.method))
         && any(&rule.principals, call.principal)
         && any(&rule.teams, call.team)
         && any(&rule.cost_centers, call.cost_center)
+}
+
+/// Whether a setting's `routes` and name patterns `tools` (each empty for
+/// "any") cover a call on `route` (made through the virtual server `via`)
+/// named by any of `names`: a rule's or a price's match.
+fn covers(
+    (routes, tools): (&[String], &[String]),
+    (route, via): (&str, Option<&str>),
+    names: [Option<&str>; 2],
+) -> bool {
+    let on_route = routes.is_empty() || routes.iter().any(|r| r == route || via == Some(r.as_str()));
+    let named = tools.is_empty()
+        || names
+            .into_iter()
+            .flatten()
+            .any(|n| tools.iter().any(|p| wildcard(p, n)));
+    on_route && named
 }
 
 /// Whether `text` matches `pattern`, where `*` stands for any run of

@@ -8,7 +8,7 @@
 
 use tollgate_config::{Limits, Price};
 
-use crate::wildcard;
+use crate::covers;
 
 /// The prices of a configuration.
 #[derive(Debug, Clone, Default)]
@@ -59,17 +59,11 @@ impl Prices {
 }
 
 fn matches(price: &Price, call: &Priced<'_>) -> bool {
-    let route = price.routes.is_empty()
-        || price
-            .routes
-            .iter()
-            .any(|r| r == call.route || call.via == Some(r.as_str()));
-    let name = price.tools.is_empty()
-        || [call.name, call.exposed]
-            .into_iter()
-            .flatten()
-            .any(|n| price.tools.iter().any(|p| wildcard(p, n)));
-    route && name
+    covers(
+        (&price.routes, &price.tools),
+        (call.route, call.via),
+        [call.name, call.exposed],
+    )
 }
 
 #[cfg(test)]

@@ -158,14 +158,7 @@ async fn a_reload_under_load_adds_a_server_and_tightens_a_limit_without_a_failed
     assert!(answered > 50, "the load ran: {answered}");
     assert_eq!(failed.load(Ordering::Relaxed), 0, "no request failed across the reload");
 
-    let m = http()
-        .get(format!("{}/metrics", gw.admin))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let m = gw.metrics().await;
     assert_eq!(metric(&m, "tollgate_config_generation", &[]), 2.0);
     assert_eq!(metric(&m, "tollgate_config_reloads", &[]), 1.0);
     assert!(gw.log().contains("configuration reloaded"), "{}", gw.log());
@@ -196,14 +189,7 @@ async fn an_invalid_file_is_refused_and_the_configuration_in_force_keeps_serving
     assert!(error.contains(&format!("gateway.toml:{line}:")), "{error}");
     assert!(error.contains("servers[1].colour"), "{error}");
     assert!(gw.log().contains("configuration reload refused"), "{}", gw.log());
-    let m = http()
-        .get(format!("{}/metrics", gw.admin))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let m = gw.metrics().await;
     assert_eq!(metric(&m, "tollgate_config_reload_failures", &[]), 1.0);
     assert_eq!(metric(&m, "tollgate_config_last_reload_success", &[]), 0.0);
     assert_eq!(echo("more").await.status(), 200, "the old configuration serves");

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_e2e::audit_support::{Exchange, metric, tool};
 use tollgate_e2e::children::{ChildGateway, RedisServer};
-use tollgate_e2e::{Demo, TestIssuer, http};
+use tollgate_e2e::{Demo, TestIssuer};
 
 fn config(issuer: &TestIssuer, demo: &Demo, redis: &RedisServer) -> String {
     format!(
@@ -21,16 +21,6 @@ fn config(issuer: &TestIssuer, demo: &Demo, redis: &RedisServer) -> String {
         redis.url(),
         demo.url
     )
-}
-
-async fn detail(gw: &ChildGateway) -> Value {
-    let url = format!("{}/readyz?detail", gw.admin);
-    http().get(url).send().await.unwrap().json().await.unwrap()
-}
-
-async fn metrics(gw: &ChildGateway) -> String {
-    let url = format!("{}/metrics", gw.admin);
-    http().get(url).send().await.unwrap().text().await.unwrap()
 }
 
 fn error(ex: &Exchange) -> (u16, String) {
@@ -51,12 +41,12 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
     }
     for gw in &replicas {
         for _ in 0..100 {
-            if detail(gw).await["limit_store"]["up"] == true {
+            if gw.ready_detail().await["limit_store"]["up"] == true {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert_eq!(detail(gw).await["limit_store"]["up"], true, "{}", gw.log());
+        assert_eq!(gw.ready_detail().await["limit_store"]["up"], true, "{}", gw.log());
     }
     let token = |sub: &str| issuer.token(sub, &["mcp:tools"], &["demo"]);
     let alice = token("alice");
@@ -77,7 +67,7 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
     let ex = tool(replicas[2].url("demo"), &bob, 1, "echo", json!({"text": "hi"})).await;
     assert_eq!(ex.status, 200, "another user has their own count");
     assert_eq!(
-        metric(&metrics(&replicas[0]).await, "tollgate_limit_store_up", &[]),
+        metric(&replicas[0].metrics().await, "tollgate_limit_store_up", &[]),
         1.0
     );
 
@@ -114,13 +104,13 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
         local.push(ex.status);
     }
     assert_eq!(local, [200, 200, 429], "6 a minute over 3 replicas: 2 on this one");
-    let down = detail(&replicas[0]).await;
+    let down = replicas[0].ready_detail().await;
     assert_eq!(down["limit_store"]["up"], false, "{down:#}");
     assert_eq!(
         down["ready"], true,
         "a store that is down does not take the gateway out"
     );
-    let m = metrics(&replicas[0]).await;
+    let m = replicas[0].metrics().await;
     assert_eq!(metric(&m, "tollgate_limit_store_up", &[]), 0.0);
     assert!(metric(&m, "tollgate_limit_store_errors", &[]) >= 1.0);
 
@@ -137,6 +127,6 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert!(ok, "replica {r} did not recover: {}", gw.log());
-        assert_eq!(detail(gw).await["limit_store"]["up"], true);
+        assert_eq!(gw.ready_detail().await["limit_store"]["up"], true);
     }
 }
