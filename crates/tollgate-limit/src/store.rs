@@ -5,17 +5,21 @@
 //! and the GCRA parameters of each rule the call matched, reads Redis's
 //! own clock (so replicas' clocks do not matter), and counts the call
 //! against each rule in order until one has no room — the same rule as the
-//! local counters. Requests share one multiplexed connection, which
-//! pipelines concurrent decisions and reconnects by itself; a decision
-//! that takes longer than `[limits.redis] timeout`, or finds no connection,
-//! is a store error, and the rules' `on_store_error` applies. The store's
-//! state is kept for `/readyz` and the metrics.
+//! local counters. Each thread has its own multiplexed connection, made
+//! on first use and driven by that thread's runtime (a decision never
+//! waits for another thread to be woken); it pipelines concurrent
+//! decisions and reconnects by itself. A decision that takes longer than
+//! `[limits.redis] timeout`, or finds no connection, is a store error, and
+//! the rules' `on_store_error` applies. The store's state is kept for
+//! `/readyz` and the metrics.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
+use dashmap::DashMap;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, IntoConnectionInfo, Script};
 
@@ -116,9 +120,19 @@ pub struct StoreHealth {
     pub last_error: Option<String>,
 }
 
+/// One connection, filled in once it is made.
+type Slot = Arc<ArcSwapOption<ConnectionManager>>;
+
 /// The Redis store of one configuration.
 pub(crate) struct Store {
-    conn: Arc<ArcSwapOption<ConnectionManager>>,
+    /// The connection made by the runtime that built the store; the
+    /// fallback of a thread whose own is not ready.
+    conn: Slot,
+    /// Each thread's own connection, driven by that thread's runtime: a
+    /// worker's decisions then never wait for another thread to be woken
+    /// (the gateway's workers are single-threaded runtimes).
+    local: DashMap<ThreadId, Slot>,
+    dialer: Dialer,
     script: Script,
     settings: StoreSettings,
     up: Arc<AtomicBool>,
@@ -163,20 +177,28 @@ impl Store {
                 },
             )?,
         };
+        let up = Arc::new(AtomicBool::new(false));
+        let last_error = Arc::new(ArcSwapOption::from_pointee("connecting".to_owned()));
+        let dialer = Dialer {
+            client,
+            config: ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(settings.timeout.max(Duration::from_millis(500))))
+                .set_response_timeout(Some(settings.timeout))
+                .set_max_delay(Duration::from_secs(2)),
+            up: up.clone(),
+            last_error: last_error.clone(),
+        };
         let store = Store {
             conn: Arc::new(ArcSwapOption::empty()),
+            local: DashMap::new(),
+            dialer,
             script: Script::new(SCRIPT),
             settings: settings.clone(),
-            up: Arc::new(AtomicBool::new(false)),
+            up,
             errors: AtomicU64::new(0),
-            last_error: Arc::new(ArcSwapOption::from_pointee("connecting".to_owned())),
+            last_error,
         };
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(settings.timeout.max(Duration::from_millis(500))))
-            .set_response_timeout(Some(settings.timeout))
-            .set_max_delay(Duration::from_secs(2));
-        let slot = Arc::downgrade(&store.conn);
-        tokio::spawn(dial(client, config, slot, store.up.clone(), store.last_error.clone()));
+        tokio::spawn(store.dialer.clone().dial(Arc::downgrade(&store.conn)));
         Ok(store)
     }
 
@@ -231,7 +253,7 @@ impl Store {
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
-        let result = match self.conn.load_full() {
+        let result = match self.connection() {
             None => Err(StoreError::NotConnected),
             Some(conn) => {
                 match tokio::time::timeout(self.settings.timeout, exchange(ConnectionManager::clone(&conn))).await {
@@ -242,6 +264,25 @@ impl Store {
         };
         self.record(&result);
         result
+    }
+
+    /// This thread's connection; the shared one while this thread's own is
+    /// being made (its making starts on first use, on this thread's
+    /// runtime).
+    fn connection(&self) -> Option<Arc<ConnectionManager>> {
+        let id = std::thread::current().id();
+        let own = match self.local.get(&id) {
+            Some(slot) => slot.load_full(),
+            None => {
+                let slot: Slot = Arc::default();
+                if tokio::runtime::Handle::try_current().is_ok() {
+                    tokio::spawn(self.dialer.clone().dial(Arc::downgrade(&slot)));
+                }
+                self.local.insert(id, slot);
+                None
+            }
+        };
+        own.or_else(|| self.conn.load_full())
     }
 
     /// The key of a budget's count.
@@ -286,32 +327,39 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Connect, retrying until the first connection succeeds (or the store is
-/// dropped); the connection manager reconnects by itself after that.
-async fn dial(
+/// What makes a connection, and where it reports.
+#[derive(Clone)]
+struct Dialer {
     client: Client,
     config: ConnectionManagerConfig,
-    slot: std::sync::Weak<ArcSwapOption<ConnectionManager>>,
     up: Arc<AtomicBool>,
     last_error: Arc<ArcSwapOption<String>>,
-) {
-    let mut delay = Duration::from_millis(100);
-    while slot.strong_count() > 0 {
-        match ConnectionManager::new_with_config(client.clone(), config.clone()).await {
-            Ok(conn) => {
-                if let Some(slot) = slot.upgrade() {
-                    slot.store(Some(Arc::new(conn)));
+}
+
+impl Dialer {
+    /// Connect into `slot`, retrying until the first connection succeeds
+    /// (or the store is dropped); the connection manager reconnects by
+    /// itself after that. The connection is driven by the runtime this
+    /// runs on.
+    async fn dial(self, slot: std::sync::Weak<ArcSwapOption<ConnectionManager>>) {
+        let mut delay = Duration::from_millis(100);
+        while slot.strong_count() > 0 {
+            match ConnectionManager::new_with_config(self.client.clone(), self.config.clone()).await {
+                Ok(conn) => {
+                    if let Some(slot) = slot.upgrade() {
+                        slot.store(Some(Arc::new(conn)));
+                    }
+                    self.up.store(true, Ordering::Relaxed);
+                    self.last_error.store(None);
+                    tracing::debug!("connected to the limit store");
+                    return;
                 }
-                up.store(true, Ordering::Relaxed);
-                last_error.store(None);
-                tracing::info!("connected to the limit store");
-                return;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "limit store unreachable; retrying");
-                last_error.store(Some(Arc::new(e.to_string())));
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                Err(e) => {
+                    tracing::warn!(error = %e, "limit store unreachable; retrying");
+                    self.last_error.store(Some(Arc::new(e.to_string())));
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
             }
         }
     }
