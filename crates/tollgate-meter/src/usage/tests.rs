@@ -109,6 +109,7 @@ fn the_report_serializes_as_documented() {
         "catalog_tokens",
         "p50_us",
         "p99_us",
+        "cost",
     ];
     let at: Vec<usize> = fields.iter().map(|f| row.find(&format!("\"{f}\":")).unwrap()).collect();
     assert!(at.is_sorted(), "{row}");
