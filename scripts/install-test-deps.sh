@@ -3,6 +3,7 @@
 #   tests/fixtures/js/node_modules  (npm ci from package-lock.json)
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
 #   redis-server                    (Debian's redis-server package, when missing)
+#   prometheus, promtool            (Debian's prometheus package, when missing)
 # Idempotent: a step is skipped while its stamp (hash of its lock inputs and
 # tool version) is unchanged. Exits non-zero with a message on failure.
 # Env: PYTHON (default python3), FORCE=1 to reinstall everything.
@@ -101,7 +102,24 @@ install_redis() {
   $sudo service redis-server stop >/dev/null 2>&1 || true
 }
 
+# The dashboard and alert tests start a real Prometheus and run promtool.
+install_prometheus() {
+  if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+    log "prometheus: $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3)"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "prometheus not found and apt-get is unavailable: install Prometheus 2 with promtool"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  log "prometheus: apt-get install prometheus"
+  run_step "apt-get update" $sudo apt-get update -qq
+  run_step "apt-get install prometheus" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus
+  # The package's service is not needed: tests start their own servers.
+  $sudo service prometheus stop >/dev/null 2>&1 || true
+}
+
 install_js
 install_py
 install_redis
+install_prometheus
 log "done"

@@ -1,0 +1,233 @@
+//! The Grafana dashboard (`deploy/grafana/tollgate.json`) and the alert
+//! rules (`deploy/prometheus/tollgate-alerts.yml`) against a real
+//! Prometheus scraping a real gateway under traffic: every panel's query
+//! returns series, every alert rule loads, evaluates and reads metrics the
+//! gateway exports (no panel or alert silently empty because a metric was
+//! renamed), and the alerts' `promtool` unit tests pass.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+use tollgate_e2e::audit_support::{demo_gateway, token, tool};
+use tollgate_e2e::children::{RedisServer, free_port, wait_for_port};
+use tollgate_e2e::{Demo, TestIssuer, http, repo_root};
+
+/// Everything the dashboard shows: a catalog gate in observe mode, a rate
+/// limit and a budget counted in Redis, and a route whose upstream is down.
+fn extra(redis: &RedisServer) -> String {
+    format!(
+        "[catalog]\nmode = \"observe\"\n\n\
+         [limits.redis]\nurl = \"{}\"\n\n\
+         [[limits.rules]]\nid = \"add-per-user\"\ntools = [\"add\"]\nrate = 1\nperiod = \"1m\"\n\n\
+         [[limits.budgets]]\nid = \"payments-daily\"\nper = \"team\"\nperiod = \"day\"\ntokens = 100000000\n",
+        redis.url()
+    )
+}
+
+const DOWN: &str =
+    "[[servers]]\nname = \"down\"\nurl = \"http://127.0.0.1:1/mcp\"\nauth = { scopes = [\"mcp:tools\"] }\n";
+
+/// A Prometheus on loopback scraping `target` every second and evaluating
+/// the alert rules; killed on drop.
+struct Prometheus {
+    url: String,
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    async fn start(target: &str) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = repo_root().join("deploy/prometheus/tollgate-alerts.yml");
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             rule_files:\n  - {}\n\
+             scrape_configs:\n  - job_name: tollgate\n    static_configs:\n      - targets: [\"{target}\"]\n",
+            rules.display()
+        );
+        std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", dir.path().join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("prometheus on PATH (scripts/install-test-deps.sh installs it)");
+        wait_for_port(port).await;
+        let prometheus = Prometheus {
+            url: format!("http://127.0.0.1:{port}"),
+            _child: child,
+            _dir: dir,
+        };
+        prometheus.scraping().await;
+        prometheus
+    }
+
+    /// Wait for the first good scrape (target discovery takes a few
+    /// seconds after start).
+    async fn scraping(&self) {
+        for _ in 0..150 {
+            if !self.query("up == 1").await.is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("prometheus never scraped the gateway");
+    }
+
+    /// The result vector of an instant query.
+    async fn query(&self, expr: &str) -> Vec<Value> {
+        let res: Value = http()
+            .get(format!("{}/api/v1/query", self.url))
+            .query(&[("query", expr)])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(res["status"], "success", "{expr}: {res}");
+        res["data"]["result"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The alerting rules as Prometheus loaded them.
+    async fn rules(&self) -> Vec<Value> {
+        let res: Value = http()
+            .get(format!("{}/api/v1/rules", self.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let groups = res["data"]["groups"].as_array().cloned().unwrap_or_default();
+        groups
+            .iter()
+            .flat_map(|g| g["rules"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// Every panel query of the dashboard, with Grafana's rate interval filled in.
+fn dashboard_queries() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo_root().join("deploy/grafana/tollgate.json")).unwrap();
+    let dashboard: Value = serde_json::from_str(&text).unwrap();
+    let mut out = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap().replace("$__rate_interval", "20s");
+            out.push((panel["title"].as_str().unwrap().to_owned(), expr));
+        }
+    }
+    out
+}
+
+/// The metric names an expression reads.
+fn metric_names(expr: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &expr[i..];
+        let starts = rest.starts_with("tollgate_") || rest.starts_with("mcp_");
+        let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if starts && boundary {
+            let len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            names.insert(rest[..len].to_owned());
+            i += len;
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
+/// Calls that leave every kind of series behind: answered, denied, rate
+/// limited, refused by a dead upstream, on a gated catalog.
+async fn traffic(gw: &tollgate_e2e::TestGateway, alice: &str) {
+    for id in 0..5 {
+        let ex = tool(gw.url("demo"), alice, id, "echo", json!({"text": "hello"})).await;
+        assert_eq!(ex.status, 200, "{ex:?}");
+    }
+    let denied = tool(gw.url("demo"), alice, 10, "delete_item", json!({"id": "x"})).await;
+    assert_eq!(denied.status, 403, "{denied:?}");
+    for id in 20..22 {
+        tool(gw.url("demo"), alice, id, "add", json!({"a": 1, "b": 2})).await;
+    }
+    let down = tool(gw.url("down"), alice, 30, "echo", json!({"text": "x"})).await;
+    assert_eq!(down.status, 502, "{down:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dashboard_query_and_alert_expression_finds_the_gateways_series() {
+    let issuer = TestIssuer::new();
+    let demo = Demo::spawn().await;
+    let redis = RedisServer::start(None).await;
+    let (gw, _policies) = demo_gateway(&issuer, &demo, &extra(&redis), DOWN).await;
+    let alice = token(&issuer, "alice", "payments", &["eng"]);
+    let prometheus = Prometheus::start(gw.admin.trim_start_matches("http://")).await;
+
+    // Traffic over several scrapes, so that rates have samples to work on.
+    for _ in 0..4 {
+        traffic(&gw, &alice).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+
+    let mut empty = Vec::new();
+    for (title, expr) in dashboard_queries() {
+        if prometheus.query(&expr).await.is_empty() {
+            empty.push(format!("{title}: {expr}"));
+        }
+    }
+    assert!(empty.is_empty(), "panels without series:\n{}", empty.join("\n"));
+
+    let rules = prometheus.rules().await;
+    assert_eq!(rules.len(), 16, "every alert rule loaded: {rules:#?}");
+    let mut missing = BTreeSet::new();
+    for rule in &rules {
+        let query = rule["query"].as_str().unwrap();
+        assert_ne!(rule["health"], "err", "{rule:#}");
+        for name in metric_names(query) {
+            let series = prometheus.query(&format!("count({{__name__=\"{name}\"}})")).await;
+            if series.is_empty() {
+                missing.insert(format!("{}: {name}", rule["name"].as_str().unwrap()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "alerts reading metrics the gateway does not export:\n{missing:#?}"
+    );
+}
+
+#[tokio::test]
+async fn the_alert_rules_pass_their_promtool_unit_tests() {
+    let dir = repo_root().join("deploy/prometheus");
+    for args in [
+        ["check", "rules", "tollgate-alerts.yml"],
+        ["test", "rules", "tollgate-alerts.test.yml"],
+    ] {
+        let out = Command::new("promtool")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .await
+            .expect("promtool on PATH (scripts/install-test-deps.sh installs it)");
+        assert!(
+            out.status.success(),
+            "promtool {args:?}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
