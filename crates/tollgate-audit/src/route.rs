@@ -48,16 +48,17 @@ impl RouteAudit {
 
     /// Settings for the answers a virtual server gives itself (its lists,
     /// `initialize`, `find_tools`): nothing is forwarded, so there is no
-    /// upstream, credential or capture; `upstream` names the virtual
-    /// server's URL path.
-    pub fn for_virtual_server(name: &str, audit: &tollgate_config::Audit) -> RouteAudit {
+    /// upstream or credential; `upstream` names the virtual server's URL
+    /// path, and its own `audit` settings apply.
+    pub fn for_virtual_server(v: &tollgate_config::VirtualServer, audit: &tollgate_config::Audit) -> RouteAudit {
+        let name = v.name.as_str();
         RouteAudit {
             route: Arc::from(name),
             upstream: Arc::from(format!("virtual:/mcp/{name}")),
-            server_version: None,
-            approved_by: None,
+            server_version: v.audit.server_version.as_deref().map(Arc::from),
+            approved_by: v.audit.approved_by.as_deref().map(Arc::from),
             credential: CredentialKind::None,
-            capture: CapturePolicy::from_config(&tollgate_config::ServerAudit::default(), audit),
+            capture: CapturePolicy::from_config(&v.audit, audit),
             bytes_per_token: Self::ratio(audit),
         }
     }

@@ -61,6 +61,20 @@ impl Policy {
     pub fn mode_for(&self, server: &crate::Server) -> PolicyMode {
         server.policy.mode.unwrap_or(self.mode)
     }
+
+    /// The mode of every route that has one of its own: each server's
+    /// (its own, else `mode`), and each virtual server that sets one.
+    pub fn route_modes(&self, config: &crate::Config) -> std::collections::HashMap<String, PolicyMode> {
+        let servers = config
+            .servers
+            .iter()
+            .map(|s| (s.name.as_str().to_owned(), self.mode_for(s)));
+        let virtuals = config
+            .virtual_servers
+            .iter()
+            .filter_map(|v| Some((v.name.as_str().to_owned(), v.policy.mode?)));
+        servers.chain(virtuals).collect()
+    }
 }
 
 /// Whether policy decisions are applied.

@@ -35,6 +35,16 @@ pub struct VirtualServer {
     /// What a caller needs to use this route.
     #[serde(default)]
     pub auth: ServerAuth,
+    /// How policy decisions apply to calls through this route and to its
+    /// lists: its own `mode` overrides the members'; unset, each call
+    /// follows its member server's mode.
+    #[serde(default)]
+    pub policy: crate::ServerPolicy,
+    /// Who approved this composition, and what its own answers (lists,
+    /// `find_tools`) record; calls routed to a member are recorded with
+    /// the member's settings.
+    #[serde(default)]
+    pub audit: crate::ServerAudit,
     /// `all` (default): list every exposed tool. `search`: list
     /// `find_tools` and the `pinned` tools.
     #[serde(default)]

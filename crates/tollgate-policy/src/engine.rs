@@ -70,11 +70,7 @@ impl Settings {
         let p = &config.policy;
         let dir = p.resolved_dir(config_path)?;
         Some(Settings {
-            route_modes: config
-                .servers
-                .iter()
-                .map(|s| (s.name.as_str().to_owned(), p.mode_for(s)))
-                .collect(),
+            route_modes: p.route_modes(config),
             default_mode: p.mode,
             utc_offset_seconds: p.utc_offset.seconds(),
             principal_cache_entries: config.auth.token_cache_entries.max(1),
@@ -105,6 +101,9 @@ pub struct PolicyEngine {
     pub(crate) reloads: AtomicU64,
     pub(crate) reload_failures: AtomicU64,
     pub(crate) info: ArcSwap<ReloadInfo>,
+    /// The per-route modes in force: `settings.route_modes` at start, then
+    /// those of each reloaded configuration.
+    pub(crate) modes: ArcSwap<HashMap<String, PolicyMode>>,
 }
 
 impl PolicyEngine {
@@ -131,6 +130,7 @@ impl PolicyEngine {
             principals: PrincipalCache::new(settings.principal_cache_entries),
             decisions: DecisionCache::new(settings.decision_cache_entries),
             info: ArcSwap::from_pointee(ReloadInfo::loaded(&compiled)),
+            modes: ArcSwap::from_pointee(settings.route_modes.clone()),
             current: ArcSwap::from_pointee(Current {
                 generation: 1,
                 compiled,
@@ -143,13 +143,21 @@ impl PolicyEngine {
         })
     }
 
-    /// The mode of `route`.
-    pub fn mode(&self, route: &str) -> PolicyMode {
-        self.settings
-            .route_modes
-            .get(route)
+    /// The mode of a call or list on `route`, made through the virtual
+    /// server `via`: the virtual server's own mode when it sets one, else
+    /// the route's, else the default.
+    pub fn mode(&self, route: &str, via: Option<&str>) -> PolicyMode {
+        let modes = self.modes.load();
+        via.and_then(|v| modes.get(v))
+            .or_else(|| modes.get(route))
             .copied()
             .unwrap_or(self.settings.default_mode)
+    }
+
+    /// Put the per-route modes of a reloaded configuration in force
+    /// (`[policy] mode` itself needs a restart).
+    pub fn set_route_modes(&self, modes: HashMap<String, PolicyMode>) {
+        self.modes.store(Arc::new(modes));
     }
 
     /// The settings the engine was built with.
@@ -175,7 +183,7 @@ impl PolicyEngine {
         };
         Decision {
             allowed,
-            enforced: self.mode(req.route) == PolicyMode::Enforce,
+            enforced: self.mode(req.route, req.virtual_server) == PolicyMode::Enforce,
             reason,
             determining_policy_ids: ids,
             generation: current.generation,

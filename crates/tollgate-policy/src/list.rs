@@ -36,7 +36,7 @@ impl PolicyEngine {
         let (allowed, errors) = self.filter_with(&current, principal, list, items);
         ListDecision {
             allowed,
-            enforced: self.mode(list.route) == PolicyMode::Enforce,
+            enforced: self.mode(list.route, list.virtual_server) == PolicyMode::Enforce,
             errors,
             generation: current.generation,
         }

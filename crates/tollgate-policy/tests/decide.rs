@@ -171,9 +171,24 @@ fn observe_mode_decides_but_does_not_enforce() {
     );
     assert_eq!((list.allowed.clone(), list.enforced), (vec![true, false], false));
     assert!(list.keeps(1));
-    assert_eq!(e.mode("demo"), PolicyMode::Observe);
-    assert_eq!(e.mode("other"), PolicyMode::Enforce);
+    assert_eq!(e.mode("demo", None), PolicyMode::Observe);
+    assert_eq!(e.mode("other", None), PolicyMode::Enforce);
     assert!(e.decide(&alice, &CallRequest::new("other", "ping")).enforced);
+
+    // A virtual server's own mode overrides its member's; a reload's modes
+    // replace the start's.
+    let mut modes = std::collections::HashMap::from([("demo".to_owned(), PolicyMode::Observe)]);
+    modes.insert("trial".to_owned(), PolicyMode::Observe);
+    modes.insert("strict".to_owned(), PolicyMode::Enforce);
+    e.set_route_modes(modes);
+    assert_eq!(e.mode("other", Some("trial")), PolicyMode::Observe);
+    assert_eq!(e.mode("demo", Some("strict")), PolicyMode::Enforce);
+    assert_eq!(e.mode("demo", Some("unset")), PolicyMode::Observe);
+    let through = CallRequest {
+        virtual_server: Some("trial"),
+        ..CallRequest::new("other", "ping")
+    };
+    assert!(!e.decide(&alice, &through).enforced);
 }
 
 #[test]

@@ -179,8 +179,8 @@ policy = { mode = "enforce" }
     let settings = Settings::from_config(&loaded.config, &loaded.path).unwrap();
     assert_eq!(settings.utc_offset_seconds, 3600);
     let e = PolicyEngine::load(settings).unwrap();
-    assert_eq!(e.mode("demo"), tollgate_config::PolicyMode::Enforce);
-    assert_eq!(e.mode("elsewhere"), tollgate_config::PolicyMode::Observe);
+    assert_eq!(e.mode("demo", None), tollgate_config::PolicyMode::Enforce);
+    assert_eq!(e.mode("elsewhere", None), tollgate_config::PolicyMode::Observe);
     let alice = user("alice", &[], Some("payments"), &["mcp:tools"]);
     assert!(e.decide(&alice, &echo()).allowed);
 

@@ -149,6 +149,9 @@ impl Reloader {
             next.front.admission.bound(addr);
         }
         self.live.replace(next.clone());
+        if let Some(policy) = &self.base.policy {
+            policy.set_route_modes(next.loaded.config.policy.route_modes(&next.loaded.config));
+        }
         log_changes(&current, &next, &restart);
         self.live.status.succeeded(restart);
         Some(next)

@@ -3,7 +3,7 @@
 //! `Tollgate::VirtualServer` entity; on the member's own route they are not.
 
 use serde_json::json;
-use tollgate_audit::Outcome;
+use tollgate_audit::{Outcome, PolicyMode};
 use tollgate_e2e::audit_support::{assert_decision, wait_record};
 use tollgate_e2e::{Demo, policy_dir};
 
@@ -97,5 +97,47 @@ async fn a_policy_on_a_virtual_server_decides_calls_and_lists_through_it_only() 
         "{found:?}"
     );
     let ex = modern(&gw, "agents", "tools/call", Some("demo_add"), add("demo_add"), &[]).await;
+    assert_eq!(rpc_error(&ex).0, -32602, "{ex:?}");
+}
+
+#[tokio::test]
+async fn a_virtual_server_in_observe_mode_logs_what_it_would_refuse_and_names_its_approver() {
+    let demo = Demo::spawn().await;
+    let policies = policy_dir(&format!(
+        "{NOT_ADD_THROUGH_VIRTUAL_SERVERS}\n@id(\"no-add-through-trial\")\n\
+         forbid (principal, action == Tollgate::Action::\"call_tool\", resource in Tollgate::VirtualServer::\"trial\")\n\
+         when {{ resource.name == \"add\" }};\n"
+    ));
+    let extra = format!("[policy]\ndir = \"{}\"\n", policies.path().display());
+    let trial = "\n[[virtual_servers]]\nname = \"trial\"\nmembers = [{ server = \"demo\" }]\n\
+                 policy = { mode = \"observe\" }\naudit = { approved_by = \"CHG-9 (platform)\" }\n";
+    let gw = gateway(&[("demo", &demo.url, "")], &format!("{VIRTUALS}{trial}"), &extra).await;
+
+    // In observe mode nothing is hidden or refused; the record says what
+    // enforce mode would have done.
+    let ex = modern(&gw, "trial", "tools/list", None, json!({}), &[]).await;
+    assert!(names(&ex, "tools", "name").contains(&"demo_add".to_owned()), "{ex:?}");
+    let list = wait_record(&gw.audit_dir(), &ex).await;
+    assert_eq!(
+        (&*list.route, list.approved_by.as_deref()),
+        ("trial", Some("CHG-9 (platform)"))
+    );
+    let add = json!({"name": "demo_add", "arguments": {"a": 40, "b": 2}});
+    let ex = modern(&gw, "trial", "tools/call", Some("demo_add"), add.clone(), &[]).await;
+    assert_eq!((ex.status, text(&ex).as_str()), (200, "42"), "{ex:?}");
+    let rec = wait_record(&gw.audit_dir(), &ex).await;
+    assert_eq!((&*rec.route, rec.virtual_server.as_deref()), ("demo", Some("trial")));
+    let d = &rec.decision;
+    assert_eq!(
+        (d.outcome, d.mode),
+        (Outcome::ObserveDeny, PolicyMode::Observe),
+        "{rec:?}"
+    );
+    assert_eq!(
+        d.policies.iter().map(|p| &**p).collect::<Vec<_>>(),
+        ["no-add-through-trial"]
+    );
+    // eng, without a mode of its own, keeps enforcing the member's mode.
+    let ex = modern(&gw, "eng", "tools/call", Some("demo_add"), add, &[]).await;
     assert_eq!(rpc_error(&ex).0, -32602, "{ex:?}");
 }

@@ -396,14 +396,24 @@ fn the_schema_describes_virtual_servers() {
 }
 
 #[test]
-fn policy_and_audit_keys_are_the_members_own() {
-    // A call through a virtual server is governed and recorded by the
-    // member it is routed to; a virtual server has no such keys of its own.
+fn a_virtual_server_has_policy_and_audit_keys_like_a_server() {
+    let c = load(
+        "\n[[virtual_servers]]\nname = \"v\"\npolicy = { mode = \"observe\" }\n\
+         audit = { approved_by = \"CHG-9\", capture_arguments = true }\nmembers = [{ server = \"docs\" }]\n",
+    )
+    .unwrap();
+    let v = c.virtual_server("v").unwrap();
+    assert_eq!(v.policy.mode, Some(crate::PolicyMode::Observe));
+    assert_eq!(v.audit.approved_by.as_deref(), Some("CHG-9"));
+    // Its mode is its own; the members keep theirs.
+    let modes = c.policy.route_modes(&c);
+    assert_eq!(modes.get("v"), Some(&crate::PolicyMode::Observe));
+    assert_eq!(modes.get("docs"), Some(&crate::PolicyMode::Enforce));
     let (key, _, message) = one(
-        "\n[[virtual_servers]]\nname = \"v\"\npolicy = { mode = \"observe\" }\nmembers = [{ server = \"docs\" }]\n",
+        "\n[[virtual_servers]]\nname = \"v\"\npolicy = { mode = \"sometimes\" }\nmembers = [{ server = \"docs\" }]\n",
     );
-    assert_eq!(key, "virtual_servers[0].policy");
-    assert!(message.contains("unknown field"), "{message}");
+    assert_eq!(key, "virtual_servers[0].policy.mode");
+    assert!(message.contains("unknown variant"), "{message}");
 }
 
 #[test]

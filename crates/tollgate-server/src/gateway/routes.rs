@@ -100,10 +100,7 @@ fn virtual_routes(
         } else {
             None
         };
-        let audit = AuditObserver::new(
-            cx.audit.clone(),
-            RouteAudit::for_virtual_server(v.name.as_str(), &config.audit),
-        );
+        let audit = AuditObserver::new(cx.audit.clone(), RouteAudit::for_virtual_server(v, &config.audit));
         let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(audit)];
         observers.extend(cx.observers.iter().cloned());
         let route = VirtualRoute::new(
