@@ -15,6 +15,7 @@ fn config(issuer: &TestIssuer, demo: &Demo, redis: &RedisServer) -> String {
         "{}\n[limits.redis]\nurl = \"{}\"\nreplicas = 3\ntimeout = \"200ms\"\n\n\
          [[limits.rules]]\nid = \"echo-per-user\"\ntools = [\"echo\"]\nrate = 6\nperiod = \"1m\"\n\n\
          [[limits.rules]]\nid = \"add-strict\"\ntools = [\"add\"]\nrate = 100\nperiod = \"1m\"\non_store_error = \"deny\"\n\n\
+         [[limits.rules]]\nid = \"weather-open\"\ntools = [\"get_weather\"]\nrate = 1\nperiod = \"1h\"\non_store_error = \"allow\"\n\n\
          [[limits.budgets]]\nid = \"dave-daily\"\nper = \"principal\"\nkeys = [\"dave\"]\nperiod = \"day\"\ntokens = 50\n\n\
          [[servers]]\nname = \"demo\"\nurl = \"{}\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n",
         issuer.config(),
@@ -89,7 +90,8 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
         assert_eq!(last, (429, "Budget exhausted: dave-daily".into()));
     }
 
-    // Redis dies: "deny" refuses, "local" counts a third of the rate here.
+    // Redis dies: "deny" refuses, "local" counts a third of the rate here,
+    // "allow" does not count.
     redis.kill().await;
     let ex = tool(replicas[0].url("demo"), &alice, 20, "add", json!({"a": 1, "b": 2})).await;
     assert_eq!(
@@ -104,6 +106,18 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
         local.push(ex.status);
     }
     assert_eq!(local, [200, 200, 429], "6 a minute over 3 replicas: 2 on this one");
+    // "allow" lets calls through uncounted while the store is away.
+    for i in 0..3 {
+        let ex = tool(
+            replicas[2].url("demo"),
+            &carol,
+            40 + i,
+            "get_weather",
+            json!({"city": "Lisbon"}),
+        )
+        .await;
+        assert_eq!(ex.status, 200, "{ex:?}");
+    }
     let down = replicas[0].ready_detail().await;
     assert_eq!(down["limit_store"]["up"], false, "{down:#}");
     assert_eq!(
