@@ -7,6 +7,8 @@
 //! - A burst far above `[limits] max_concurrent_requests` is shed with 503
 //!   and the JSON-RPC overload error, and the gateway serves normally
 //!   right after.
+//! - An upstream dies mid-stream: the client's stream ends with an error,
+//!   not a clean end, and the call's record says it failed.
 //! - The audit disk fills up (a small tmpfs the test mounts; skipped where
 //!   the test may not mount): strict mode refuses calls with 503 and turns
 //!   unready, loses no record of an answered call and recovers when there
@@ -280,4 +282,84 @@ async fn a_full_audit_disk_in_batch_mode_keeps_serving_and_announces_the_loss() 
     let report = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{report}");
     assert!(report.contains("lost record(s)"), "{report}");
+}
+
+/// An upstream that answers every request with an SSE stream of two
+/// progress events and then dies mid-stream (the connection dropped,
+/// the chunked body never finished).
+async fn dying_upstream() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                let _ = s.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                let _ = s.write_all(head.as_bytes()).await;
+                for n in 1..=2 {
+                    let event = format!(
+                        "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":{n}}}}}\n\n"
+                    );
+                    let _ = s
+                        .write_all(format!("{:x}\r\n{event}\r\n", event.len()).as_bytes())
+                        .await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                // Gone, without the final chunk.
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_dies_mid_stream_ends_the_clients_stream_and_the_gateway_serves_on() {
+    let demo = Demo::spawn().await;
+    let dying = dying_upstream().await;
+    let gw = ChildGateway::spawn(&format!(
+        "{}\n[[servers]]\nname = \"dying\"\nurl = \"{dying}\"\nlegacy = false\n",
+        config(&demo, "")
+    ))
+    .await;
+    let body = modern_body(1, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
+    let res = tollgate_e2e::http()
+        .post(gw.url("dying"))
+        .headers(tollgate_e2e::modern_headers("tools/call", Some("echo")))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let request_id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let mut res = res;
+    let mut received = String::new();
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match res.chunk().await {
+                Ok(Some(chunk)) => received.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(None) => return "end",
+                Err(_) => return "error",
+            }
+        }
+    })
+    .await
+    .expect("the client's stream ends when the upstream dies");
+    assert_eq!(ended, "error", "a cut stream is not passed off as complete: {received}");
+    assert_eq!(received.matches("notifications/progress").count(), 2, "{received}");
+
+    // The call's record says it failed; the gateway serves the next call.
+    let mut rec = None;
+    for _ in 0..100 {
+        rec = tollgate_e2e::audit_support::records(&gw.audit_dir())
+            .into_iter()
+            .find(|r| r.request_id == request_id && r.phase == tollgate_audit::Phase::Complete);
+        if rec.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rec = rec.expect("the cut call is recorded");
+    assert_eq!(rec.error.as_deref(), Some("upstream_unavailable"), "{rec:?}");
+    assert_eq!(echo(&gw, 2).await, 200);
 }

@@ -70,6 +70,12 @@ impl Completion {
         self.sent.complete &= take == data.len();
     }
 
+    /// The answer broke off: the upstream's body failed before its end.
+    fn cut(&mut self) {
+        self.sent.cut = true;
+        self.finish(false);
+    }
+
     fn finish(&mut self, ended: bool) {
         let Some(facts) = self.facts.take() else { return };
         self.sent.aborted = !ended;
@@ -122,7 +128,7 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
                 }
             }
             None => this.completion.finish(true),
-            Some(Err(_)) => this.completion.finish(false),
+            Some(Err(_)) => this.completion.cut(),
         }
         Poll::Ready(frame)
     }

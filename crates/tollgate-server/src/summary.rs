@@ -33,6 +33,9 @@ pub(crate) struct Sent {
     pub(crate) sse: bool,
     /// Whether the client went away before the end.
     pub(crate) aborted: bool,
+    /// Whether the upstream's answer broke off before its end (the
+    /// connection dropped mid-stream): the call failed, whatever its status.
+    pub(crate) cut: bool,
 }
 
 impl Sent {
@@ -71,7 +74,9 @@ pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Re
     summary.forwarded = facts.forwarded.is_some();
     summary.answer = Answer {
         status: sent.status,
-        error: rejection.map(|r| r.kind),
+        error: rejection
+            .map(|r| r.kind)
+            .or(sent.cut.then_some(tollgate_core::ErrorKind::UpstreamUnavailable)),
         rpc_error: rejection.map(|r| crate::rescue::rpc_code(r.kind)),
         bytes_out: sent.bytes,
         tokens: route.shared.estimator.estimate(sent.bytes),
