@@ -4,6 +4,8 @@
 //!
 //! - Slow-header clients (slowloris) are cut off after
 //!   `[limits] header_read_timeout` while other clients are served.
+//! - 10,000 idle keep-alive connections are held (memory per connection
+//!   printed, bounded only as a leak check) while calls are served.
 //! - A burst far above `[limits] max_concurrent_requests` is shed with 503
 //!   and the JSON-RPC overload error, and the gateway serves normally
 //!   right after.
@@ -362,4 +364,64 @@ async fn an_upstream_that_dies_mid_stream_ends_the_clients_stream_and_the_gatewa
     let rec = rec.expect("the cut call is recorded");
     assert_eq!(rec.error.as_deref(), Some("upstream_unavailable"), "{rec:?}");
     assert_eq!(echo(&gw, 2).await, 200);
+}
+
+/// The resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_idle_keep_alive_connections_are_held_and_calls_still_served() {
+    const CONNECTIONS: usize = 10_000;
+    let demo = Demo::spawn().await;
+    let gw = ChildGateway::spawn(&config(&demo, "header_read_timeout = \"60s\"")).await;
+    let addr = gw.base.trim_start_matches("http://").to_owned();
+    let pid = gw.child.id().unwrap();
+    assert_eq!(echo(&gw, 1).await, 200);
+    let before = rss_kib(pid);
+
+    // Each connection makes one request, then stays open and idle.
+    let tasks: Vec<_> = (0..100)
+        .map(|_| {
+            let addr = addr.clone();
+            tokio::spawn(async move {
+                let mut held = Vec::with_capacity(CONNECTIONS / 100);
+                for _ in 0..CONNECTIONS / 100 {
+                    let mut s = TcpStream::connect(&addr).await.unwrap();
+                    s.write_all(b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+                    let mut buf = [0u8; 1024];
+                    let n = s.read(&mut buf).await.unwrap();
+                    assert!(
+                        buf[..n].starts_with(b"HTTP/1.1 404"),
+                        "{}",
+                        String::from_utf8_lossy(&buf[..n])
+                    );
+                    held.push(s);
+                }
+                held
+            })
+        })
+        .collect();
+    let mut held = Vec::with_capacity(CONNECTIONS);
+    for t in tasks {
+        held.extend(t.await.unwrap());
+    }
+    let after = rss_kib(pid);
+    let per_connection = (after.saturating_sub(before)) as f64 / CONNECTIONS as f64;
+    eprintln!("{CONNECTIONS} idle connections: RSS {before} -> {after} KiB, {per_connection:.1} KiB each");
+    // A leak check, not the memory target (that is `make bench`'s).
+    assert!(per_connection < 128.0, "{per_connection:.1} KiB per idle connection");
+    for id in 2..7 {
+        assert_eq!(echo(&gw, id).await, 200, "served with {CONNECTIONS} connections open");
+    }
+    let detail = gw.ready_detail().await;
+    assert_eq!(detail["ready"], true, "{detail}");
+    drop(held);
+    assert_eq!(echo(&gw, 9).await, 200);
 }
