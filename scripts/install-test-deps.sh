@@ -86,40 +86,27 @@ install_py() {
   printf '%s' "$stamp" > "$stamp_file"
 }
 
-# The shared limit store's tests start a real Redis 7 on loopback.
-install_redis() {
-  if command -v redis-server >/dev/null 2>&1; then
-    log "redis: $(redis-server --version | cut -d' ' -f3)"
+# Debian package PKG when COMMAND is missing (tests start their own
+# servers, so the package's service is stopped); WHAT names it in messages.
+install_deb() {
+  local command="$1" pkg="$2" what="$3"
+  if command -v "$command" >/dev/null 2>&1; then
+    log "$pkg: $command found"
     return
   fi
-  command -v apt-get >/dev/null 2>&1 || die "redis-server not found and apt-get is unavailable: install Redis 7"
+  command -v apt-get >/dev/null 2>&1 || die "$command not found and apt-get is unavailable: install $what"
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
-  log "redis: apt-get install redis-server"
+  log "$pkg: apt-get install $pkg"
   run_step "apt-get update" $sudo apt-get update -qq
-  run_step "apt-get install redis-server" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
-  # The package's service is not needed: tests start their own servers.
-  $sudo service redis-server stop >/dev/null 2>&1 || true
-}
-
-# The dashboard and alert tests start a real Prometheus and run promtool.
-install_prometheus() {
-  if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
-    log "prometheus: $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3)"
-    return
-  fi
-  command -v apt-get >/dev/null 2>&1 || die "prometheus not found and apt-get is unavailable: install Prometheus 2 with promtool"
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  log "prometheus: apt-get install prometheus"
-  run_step "apt-get update" $sudo apt-get update -qq
-  run_step "apt-get install prometheus" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus
-  # The package's service is not needed: tests start their own servers.
-  $sudo service prometheus stop >/dev/null 2>&1 || true
+  run_step "apt-get install $pkg" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg"
+  $sudo service "$pkg" stop >/dev/null 2>&1 || true
 }
 
 install_js
 install_py
-install_redis
-install_prometheus
+# The shared limit store's tests start a real Redis 7 on loopback.
+install_deb redis-server redis-server "Redis 7"
+# The dashboard and alert tests start a real Prometheus and run promtool.
+install_deb promtool prometheus "Prometheus 2 with promtool"
 log "done"

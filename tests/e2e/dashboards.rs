@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 use tollgate_e2e::audit_support::{demo_gateway, token, tool};
 use tollgate_e2e::children::{RedisServer, free_port, wait_for_port};
-use tollgate_e2e::{Demo, TestIssuer, http, repo_root};
+use tollgate_e2e::{Demo, TestIssuer, get_json, http, repo_root};
 
 /// Everything the dashboard shows: a catalog gate in observe mode, a rate
 /// limit and a budget counted in Redis, and a route whose upstream is down.
@@ -85,29 +85,17 @@ impl Prometheus {
 
     /// The result vector of an instant query.
     async fn query(&self, expr: &str) -> Vec<Value> {
-        let res: Value = http()
+        let query = http()
             .get(format!("{}/api/v1/query", self.url))
-            .query(&[("query", expr)])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .query(&[("query", expr)]);
+        let res: Value = query.send().await.unwrap().json().await.unwrap();
         assert_eq!(res["status"], "success", "{expr}: {res}");
         res["data"]["result"].as_array().cloned().unwrap_or_default()
     }
 
     /// The alerting rules as Prometheus loaded them.
     async fn rules(&self) -> Vec<Value> {
-        let res: Value = http()
-            .get(format!("{}/api/v1/rules", self.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let res = get_json(&format!("{}/api/v1/rules", self.url)).await;
         let groups = res["data"]["groups"].as_array().cloned().unwrap_or_default();
         groups
             .iter()

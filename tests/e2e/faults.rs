@@ -146,6 +146,24 @@ impl SmallDisk {
     }
 }
 
+/// A gateway whose audit directory is a small disk of `size`, with
+/// `audit` settings; `None` (after saying so) where the test may not mount.
+async fn on_small_disk(demo: &Demo, size: &str, audit: &str) -> Option<(ChildGateway, SmallDisk, tempfile::TempDir)> {
+    let place = tempfile::tempdir().unwrap();
+    let dir = place.path().join("audit");
+    let Some(disk) = SmallDisk::mount(&dir, size) else {
+        eprintln!("skipped: cannot mount a small filesystem here (needs root)");
+        return None;
+    };
+    let gw = ChildGateway::spawn(&format!(
+        "[audit]\ndirectory = \"{}\"\n{audit}\n\n{}",
+        dir.display(),
+        config(demo, "")
+    ))
+    .await;
+    Some((gw, disk, place))
+}
+
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
@@ -155,18 +173,10 @@ impl Drop for SmallDisk {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_recovers() {
     let demo = Demo::spawn().await;
-    let place = tempfile::tempdir().unwrap();
-    let audit = place.path().join("audit");
-    let Some(disk) = SmallDisk::mount(&audit, "96k") else {
-        eprintln!("skipped: cannot mount a small filesystem here (needs root)");
+    let Some((gw, disk, _place)) = on_small_disk(&demo, "96k", "durability = \"strict\"").await else {
         return;
     };
-    let gw = ChildGateway::spawn(&format!(
-        "[audit]\ndirectory = \"{}\"\ndurability = \"strict\"\n\n{}",
-        audit.display(),
-        config(&demo, "")
-    ))
-    .await;
+    let audit = disk.0.clone();
     // Calls until the disk is full: each one answered was recorded first.
     let mut answered = 0u64;
     let mut refused = None;
@@ -232,18 +242,10 @@ async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_reco
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_audit_disk_in_batch_mode_keeps_serving_and_announces_the_loss() {
     let demo = Demo::spawn().await;
-    let place = tempfile::tempdir().unwrap();
-    let audit = place.path().join("audit");
-    let Some(disk) = SmallDisk::mount(&audit, "64k") else {
-        eprintln!("skipped: cannot mount a small filesystem here (needs root)");
+    let Some((gw, disk, _place)) = on_small_disk(&demo, "64k", "sync_interval = \"1ms\"").await else {
         return;
     };
-    let gw = ChildGateway::spawn(&format!(
-        "[audit]\ndirectory = \"{}\"\nsync_interval = \"1ms\"\n\n{}",
-        audit.display(),
-        config(&demo, "")
-    ))
-    .await;
+    let audit = disk.0.clone();
     // Far more than the disk holds: every call is still answered.
     for id in 0..300 {
         let body = modern_body(

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tollgate_config::{Environment as _, ProcessEnvironment};
 use tollgate_e2e::audit_support::policies;
 use tollgate_e2e::children::{ChildGateway, tollgate_cli};
-use tollgate_e2e::{Demo, TestIssuer, http, modern_body, modern_headers, repo_root};
+use tollgate_e2e::{Demo, TestIssuer, http, legacy_request, legacy_session, modern_body, modern_headers, repo_root};
 
 /// One request of the mix and the statuses its kind may get.
 async fn one(n: u64, base: &str, bearer: &str, session: &str) -> (usize, u16, bool) {
@@ -39,21 +39,20 @@ async fn one(n: u64, base: &str, bearer: &str, session: &str) -> (usize, u16, bo
     };
     let req = match kind {
         0..=3 => modern("echo", call("echo", json!({"text": "soak"}))),
-        4 => http()
-            .post(&url)
-            .header("authorization", bearer)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", "2025-06-18")
-            .body(json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "legacy"}}}).to_string()),
+        4 => {
+            let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "legacy"}}});
+            legacy_request(&url, Some(bearer), Some(session), &body)
+        }
         5 => modern(
             "countdown",
             call("countdown", json!({"n": 2, "delay_ms": 20}))
                 .replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\","),
         ),
         6 => modern("delete_item", call("delete_item", json!({"id": "x"}))),
-        7 => modern("echo", "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {".to_owned()),
+        7 => modern(
+            "echo",
+            "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {".to_owned(),
+        ),
         8 => modern("add", call("add", json!({"a": 1, "b": 2}))),
         _ => http()
             .post(&url)
@@ -74,32 +73,6 @@ async fn one(n: u64, base: &str, bearer: &str, session: &str) -> (usize, u16, bo
         _ => status == 200 || status == 429,
     };
     (kind, status, expected)
-}
-
-/// Open a legacy session; its id.
-async fn legacy_session(url: &str, bearer: &str) -> String {
-    let post = |body: Value, session: Option<&str>| {
-        let mut req = http()
-            .post(url)
-            .header("authorization", bearer)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(s) = session {
-            req = req
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-06-18");
-        }
-        req.send()
-    };
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "soak", "version": "1"}}});
-    let res = post(init, None).await.unwrap();
-    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let _ = res.bytes().await;
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = post(done, Some(&session)).await.unwrap();
-    session
 }
 
 /// Resident memory (KiB) and open file descriptors of `pid`.
@@ -151,7 +124,7 @@ async fn mixed_traffic_at_a_fixed_rate_keeps_memory_and_descriptors_flat() {
     claims["team"] = json!("payments");
     claims["exp"] = json!(claims["iat"].as_u64().unwrap() + seconds + 600);
     let bearer = format!("Bearer {}", issuer.sign(&claims));
-    let session = legacy_session(&gw.url("demo"), &bearer).await;
+    let session = legacy_session(&gw.url("demo"), Some(&bearer)).await;
 
     let counts: Arc<[AtomicU64; 10]> = Arc::new(Default::default());
     let unexpected = Arc::new(AtomicU64::new(0));

@@ -340,8 +340,7 @@ impl ChildGateway {
 
     /// The JSON of `/readyz?detail`.
     pub async fn ready_detail(&self) -> serde_json::Value {
-        let url = format!("{}/readyz?detail", self.admin);
-        crate::http().get(url).send().await.unwrap().json().await.unwrap()
+        crate::get_json(&format!("{}/readyz?detail", self.admin)).await
     }
 
     /// The text of `/metrics`.

@@ -336,3 +336,51 @@ pub fn policy_dir(policies: &str) -> tempfile::TempDir {
     std::fs::write(dir.path().join("test.cedar"), policies).unwrap();
     dir
 }
+
+/// A legacy-era (2025-06-18) JSON-RPC POST of `body` to `url`, with the
+/// bearer token `bearer` (the whole header value) and in `session` when
+/// given.
+pub fn legacy_request(
+    url: &str,
+    bearer: Option<&str>,
+    session: Option<&str>,
+    body: &serde_json::Value,
+) -> reqwest::RequestBuilder {
+    let mut req = http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(b) = bearer {
+        req = req.header("authorization", b);
+    }
+    if let Some(s) = session {
+        req = req
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    req
+}
+
+/// Open a legacy session on `url` (`initialize`, then
+/// `notifications/initialized`); its `Mcp-Session-Id`.
+pub async fn legacy_session(url: &str, bearer: Option<&str>) -> String {
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tollgate-tests", "version": "1"}}});
+    let res = legacy_request(url, bearer, None, &init).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = res.bytes().await;
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let res = legacy_request(url, bearer, Some(&session), &initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    session
+}
+
+/// The JSON a GET of `url` answers.
+pub async fn get_json(url: &str) -> serde_json::Value {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::{load_request, metric};
 use tollgate_e2e::children::ChildGateway;
-use tollgate_e2e::{Demo, http, modern_body, modern_headers};
+use tollgate_e2e::{Demo, http, legacy_request, legacy_session, modern_body, modern_headers};
 
 /// The demo server as `demo`, with `add` limited to `add_rate` calls a
 /// minute in all, and `extra` more servers in front of the same upstream.
@@ -66,39 +66,12 @@ async fn load(url: String, task: u64, stop: Arc<AtomicBool>, failed: Arc<AtomicU
     answered
 }
 
-/// Open a legacy session on `url`; its `Mcp-Session-Id`.
-async fn legacy_session(url: &str) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let res = legacy(url, None, &init).await;
-    assert_eq!(res.status(), 200);
-    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let _ = res.bytes().await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(legacy(url, Some(&session), &initialized).await.status(), 202);
-    session
-}
-
-async fn legacy(url: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
-    let mut req = http()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    if let Some(s) = session {
-        req = req
-            .header("mcp-session-id", s)
-            .header("mcp-protocol-version", "2025-06-18");
-    }
-    req.send().await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_under_load_adds_a_server_and_tightens_a_limit_without_a_failed_request() {
     let demo = Demo::spawn().await;
     let gw = ChildGateway::spawn_logging(&config(&demo, 100, &[]), "info").await;
     let url = gw.url("demo");
-    let session = legacy_session(&url).await;
+    let session = legacy_session(&url, None).await;
 
     let (stop, failed) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
     // Even tasks send 2026-07-28 calls (the demo server wants a session
@@ -141,7 +114,14 @@ async fn a_reload_under_load_adds_a_server_and_tightens_a_limit_without_a_failed
     assert_eq!(call(url.clone(), 3, "add", json!({"a": 1, "b": 2})).await.status(), 429);
     // The legacy session opened before the reload still works.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    assert_eq!(legacy(&url, Some(&session), &list).await.status(), 200);
+    assert_eq!(
+        legacy_request(&url, None, Some(&session), &list)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 
     let (code, text) = stream.await.unwrap();
     assert_eq!(code, 200);
