@@ -11,13 +11,12 @@
 //!   right after.
 //! - An upstream dies mid-stream: the client's stream ends with an error,
 //!   not a clean end, and the call's record says it failed.
-//! - The audit disk fills up (a small tmpfs the test mounts; skipped where
-//!   the test may not mount): strict mode refuses calls with 503 and turns
-//!   unready, loses no record of an answered call and recovers when there
-//!   is room; batch mode keeps serving, moves the alert metric and
-//!   announces the loss with a `gap` line. The trail verifies after both.
+//! - `disk`: the audit disk fills up, in strict and in batch mode.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+#[path = "faults/disk.rs"]
+mod disk;
 
 use std::time::{Duration, Instant};
 
@@ -118,174 +117,6 @@ async fn a_burst_far_above_the_concurrency_limit_is_shed_then_served() {
     for id in 100..110 {
         assert_eq!(echo(&gw, id).await, 200, "full recovery after the burst");
     }
-}
-
-/// A tmpfs of `size` mounted at `dir` (the test's small disk); unmounted on
-/// drop. `None` where this process may not mount (not root, no
-/// CAP_SYS_ADMIN): the caller then says so and skips.
-struct SmallDisk(std::path::PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &std::path::Path, size: &str) -> Option<SmallDisk> {
-        std::fs::create_dir_all(dir).unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| SmallDisk(dir.to_owned()))
-    }
-
-    fn grow(&self, size: &str) {
-        let status = std::process::Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.0)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-}
-
-/// A gateway whose audit directory is a small disk of `size`, with
-/// `audit` settings; `None` (after saying so) where the test may not mount.
-async fn on_small_disk(demo: &Demo, size: &str, audit: &str) -> Option<(ChildGateway, SmallDisk, tempfile::TempDir)> {
-    let place = tempfile::tempdir().unwrap();
-    let dir = place.path().join("audit");
-    let Some(disk) = SmallDisk::mount(&dir, size) else {
-        eprintln!("skipped: cannot mount a small filesystem here (needs root)");
-        return None;
-    };
-    let gw = ChildGateway::spawn(&format!(
-        "[audit]\ndirectory = \"{}\"\n{audit}\n\n{}",
-        dir.display(),
-        config(demo, "")
-    ))
-    .await;
-    Some((gw, disk, place))
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_recovers() {
-    let demo = Demo::spawn().await;
-    let Some((gw, disk, _place)) = on_small_disk(&demo, "96k", "durability = \"strict\"").await else {
-        return;
-    };
-    let audit = disk.0.clone();
-    // Calls until the disk is full: each one answered was recorded first.
-    let mut answered = 0u64;
-    let mut refused = None;
-    for id in 0..2000 {
-        let body = modern_body(
-            id,
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "x".repeat(200)}}),
-        );
-        let ex = modern(gw.url("demo"), None, "tools/call", Some("echo"), body).await;
-        match ex.status {
-            200 => answered += 1,
-            _ => {
-                refused = Some(ex);
-                break;
-            }
-        }
-    }
-    let refused = refused.expect("the small disk fills up");
-    assert_eq!(refused.status, 503, "{refused:?}");
-    assert_eq!(refused.message()["error"]["code"], -32000, "{refused:?}");
-    let detail = gw.ready_detail().await;
-    assert_eq!(
-        (detail["ready"].as_bool(), detail["checks"]["audit"].as_bool()),
-        (Some(false), Some(false)),
-        "{detail}"
-    );
-    let m = gw.metrics().await;
-    assert_eq!(
-        tollgate_e2e::audit_support::metric(&m, "tollgate_audit_healthy", &[]),
-        0.0
-    );
-    assert!(answered > 10, "{answered}");
-
-    // More room: the writer recovers by itself and calls are served again.
-    disk.grow("4m");
-    let mut served = false;
-    for id in 5000..5100 {
-        if echo(&gw, id).await == 200 {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(served, "no recovery: {}", gw.log());
-    assert_eq!(gw.ready_detail().await["ready"], true);
-
-    // Every answered call has its record, and the trail verifies.
-    let recorded = tollgate_e2e::audit_support::records(&audit)
-        .iter()
-        .filter(|r| r.phase == tollgate_audit::Phase::Complete && r.status == Some(200))
-        .count() as u64;
-    assert!(recorded >= answered, "{recorded} records for {answered} answered calls");
-    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_audit_disk_in_batch_mode_keeps_serving_and_announces_the_loss() {
-    let demo = Demo::spawn().await;
-    let Some((gw, disk, _place)) = on_small_disk(&demo, "64k", "sync_interval = \"1ms\"").await else {
-        return;
-    };
-    let audit = disk.0.clone();
-    // Far more than the disk holds: every call is still answered.
-    for id in 0..300 {
-        let body = modern_body(
-            id,
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "x".repeat(400)}}),
-        );
-        let ex = modern(gw.url("demo"), None, "tools/call", Some("echo"), body).await;
-        assert_eq!(ex.status, 200, "batch mode never refuses for the audit trail: {ex:?}");
-    }
-    let m = gw.metrics().await;
-    let write_errors = tollgate_e2e::audit_support::metric(&m, "tollgate_audit_records", &[("kind", "write_errors")]);
-    assert!(write_errors >= 1.0, "the alert metric moved: {write_errors}");
-    assert_eq!(
-        tollgate_e2e::audit_support::metric(&m, "tollgate_audit_healthy", &[]),
-        0.0
-    );
-
-    // With room again, the writer recovers and a gap line announces what
-    // was lost; the trail verifies.
-    disk.grow("4m");
-    for id in 1000..1020 {
-        assert_eq!(echo(&gw, id).await, 200);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut gap = false;
-    for _ in 0..100 {
-        gap = tollgate_e2e::audit_support::trail_lines(&audit)
-            .iter()
-            .any(|l| l.contains("\"kind\":\"gap\""));
-        if gap {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(gap, "the loss is announced in the trail: {}", gw.log());
-    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
-    let report = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{report}");
-    assert!(report.contains("lost record(s)"), "{report}");
 }
 
 /// An upstream that answers every request with an SSE stream of two
