@@ -112,29 +112,35 @@ impl Limiter {
     ///
     /// A store URL the Redis client cannot use.
     pub fn with_store(rules: &[RateRule], settings: &StoreSettings, replicas: u32) -> Result<Limiter, StoreError> {
+        Limiter::with_store_from(rules, settings, replicas, None)
+    }
+
+    /// [`Limiter::with_store`], on the store of `previous` when it has the
+    /// same `settings` (a configuration reload that left `[limits.redis]`
+    /// unchanged keeps its connections).
+    ///
+    /// # Errors
+    ///
+    /// As [`Limiter::with_store`], when a new store is needed.
+    pub fn with_store_from(
+        rules: &[RateRule],
+        settings: &StoreSettings,
+        replicas: u32,
+        previous: Option<&Limiter>,
+    ) -> Result<Limiter, StoreError> {
+        let kept = previous
+            .and_then(|p| p.store.as_ref())
+            .filter(|s| s.settings() == settings);
+        let store = match kept {
+            Some(store) => Arc::clone(store),
+            None => Arc::new(Store::connect(settings)?),
+        };
         Ok(Limiter {
             rules: rules.iter().filter_map(|r| Rule::new(r, replicas)).collect(),
             checks: AtomicU64::new(0),
-            store: Some(Arc::new(Store::connect(settings)?)),
+            store: Some(store),
             budgets: Budgets::default(),
         })
-    }
-
-    /// The limiter of `rules` on the shared store of `previous` (a reload
-    /// that left `[limits.redis]` unchanged keeps its connections); `None`
-    /// when `previous` has no store.
-    pub fn on_store_of(rules: &[RateRule], previous: &Limiter, replicas: u32) -> Option<Limiter> {
-        Some(Limiter {
-            rules: rules.iter().filter_map(|r| Rule::new(r, replicas)).collect(),
-            checks: AtomicU64::new(0),
-            store: Some(previous.store.clone()?),
-            budgets: Budgets::default(),
-        })
-    }
-
-    /// The settings of the shared store; `None` without one.
-    pub fn store_settings(&self) -> Option<&StoreSettings> {
-        self.store.as_deref().map(Store::settings)
     }
 
     /// This limiter, taking over from `previous` (a configuration reload):

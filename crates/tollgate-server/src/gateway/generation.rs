@@ -190,12 +190,8 @@ fn limiter(loaded: &Loaded, previous: Option<&Generation>) -> Result<tollgate_li
                 key_prefix: redis.key_prefix.clone(),
                 tls: redis.tls.as_ref().map(|t| store_tls(t, &loaded.path)).transpose()?,
             };
-            match old.filter(|o| o.store_settings() == Some(&settings)) {
-                Some(o) => tollgate_limit::Limiter::on_store_of(&limits.rules, o, redis.replicas)
-                    .ok_or_else(|| GatewayError::LimitStore("the previous store is gone".into()))?,
-                None => tollgate_limit::Limiter::with_store(&limits.rules, &settings, redis.replicas)
-                    .map_err(|e| GatewayError::LimitStore(e.to_string()))?,
-            }
+            tollgate_limit::Limiter::with_store_from(&limits.rules, &settings, redis.replicas, old)
+                .map_err(|e| GatewayError::LimitStore(e.to_string()))?
         }
     };
     let limiter = limiter.with_budgets(&limits.budgets, &limits.time_zone);
