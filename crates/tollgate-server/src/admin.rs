@@ -152,7 +152,7 @@ fn config_json(live: &Live, g: &Generation) -> serde_json::Value {
         "generation": g.number,
         "reloads": status.reloads.load(Ordering::Relaxed),
         "reload_failures": status.failures.load(Ordering::Relaxed),
-        "last_reload_ok": !status.last_failed.load(Ordering::Relaxed),
+        "last_reload_ok": last.error.is_none(),
         "last_reload_at": last.at.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
         "last_error": last.error,
         "restart_required": last.restart_required,

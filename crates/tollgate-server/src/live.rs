@@ -7,7 +7,7 @@
 //! generation is immutable: a reload builds a whole new one and swaps it in
 //! atomically.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -87,8 +87,6 @@ pub(crate) struct ReloadStatus {
     pub(crate) reloads: AtomicU64,
     /// Reloads refused (an invalid file, or one that could not be built).
     pub(crate) failures: AtomicU64,
-    /// Whether the last reload attempt failed.
-    pub(crate) last_failed: AtomicBool,
     /// The details of the last attempt.
     last: Mutex<LastReload>,
 }
@@ -108,7 +106,6 @@ impl ReloadStatus {
     /// Record a reload that put a new generation in force.
     pub(crate) fn succeeded(&self, restart_required: Vec<&'static str>) {
         self.reloads.fetch_add(1, Ordering::Relaxed);
-        self.last_failed.store(false, Ordering::Relaxed);
         self.set(LastReload {
             at: Some(SystemTime::now()),
             error: None,
@@ -119,7 +116,6 @@ impl ReloadStatus {
     /// Record a refused reload; what a restart would change stays as it was.
     pub(crate) fn failed(&self, error: String) {
         self.failures.fetch_add(1, Ordering::Relaxed);
-        self.last_failed.store(true, Ordering::Relaxed);
         let pending = self.last().restart_required;
         self.set(LastReload {
             at: Some(SystemTime::now()),

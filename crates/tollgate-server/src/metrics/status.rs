@@ -207,8 +207,9 @@ impl StatusCollector {
         self.set(CONFIG_GENERATION, g.number);
         self.set(CONFIG_RELOADS, reloads.reloads.load(Ordering::Relaxed));
         self.set(CONFIG_FAILURES, reloads.failures.load(Ordering::Relaxed));
-        self.set(CONFIG_LAST_OK, i64::from(!reloads.last_failed.load(Ordering::Relaxed)));
-        self.set(CONFIG_RESTART, reloads.last().restart_required.len());
+        let last = reloads.last();
+        self.set(CONFIG_LAST_OK, i64::from(last.error.is_none()));
+        self.set(CONFIG_RESTART, last.restart_required.len());
         let spans = self.spans.as_ref().map(|c| c.stats()).unwrap_or_default();
         set_kinds(
             &self.span_counters,
