@@ -71,9 +71,17 @@ impl Prometheus {
         prometheus
     }
 
-    /// Wait for the first good scrape (target discovery takes a few
-    /// seconds after start).
+    /// Wait until Prometheus is ready (its port opens before its storage
+    /// is, and queries until then are answered in plain text), then for
+    /// the first good scrape (target discovery takes a few seconds).
     async fn scraping(&self) {
+        let ready = format!("{}/-/ready", self.url);
+        for _ in 0..150 {
+            if http().get(&ready).send().await.is_ok_and(|r| r.status().is_success()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         for _ in 0..150 {
             if !self.query("up == 1").await.is_empty() {
                 return;
