@@ -3,7 +3,7 @@
 //! This crate owns everything that knows HTTP: the public service and its
 //! layers ([`stack`]), the request path phase by phase (`phases`, with one
 //! module per phase under `phase`), the one error map ([`rescue`]),
-//! upstream connections, sealed legacy sessions, the admin listener, the
+//! upstream connections, the admin listener, the
 //! worker threads and the serve loop with graceful shutdown ([`serve`]).
 //! It combines the lower crates; none of them depends on it.
 
@@ -26,7 +26,6 @@ mod route;
 mod runtime;
 mod serve;
 mod services;
-mod session;
 mod spend;
 mod stack;
 mod summary;
@@ -41,7 +40,7 @@ pub use gateway::{Gateway, GatewayError};
 pub use metrics::Metrics;
 pub use rescue::status_and_code;
 pub use serve::{ClientAddr, ServeOptions, serve};
-pub use session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
+pub use tollgate_session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use tls::{ListenerTls, TlsError};
 pub use upstream::UpstreamError;
 

@@ -16,7 +16,7 @@ use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
 use crate::catalog::{Approvals, RouteCatalog};
-use crate::session::Sealer;
+use tollgate_session::Sealer;
 use crate::upstream::Upstream;
 
 /// State shared by every route.

@@ -25,7 +25,7 @@ use crate::catalog::Approvals;
 use crate::catalog::service::SyncSettings;
 use crate::live::Generation;
 use crate::route::Shared;
-use crate::session::Sealer;
+use tollgate_session::Sealer;
 use tollgate_catalog::Mode;
 
 /// What every generation is built on: the parts bound at start.

@@ -18,7 +18,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
-use crate::session::SessionError;
+use tollgate_session::SessionError;
 
 /// What goes upstream in place of the caller's credentials.
 #[derive(Debug, Default)]

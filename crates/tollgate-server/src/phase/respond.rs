@@ -21,7 +21,7 @@ use crate::metered::{Completion, MeteredBody};
 use crate::phase::credential::subject;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
-use crate::session::SessionClaims;
+use tollgate_session::SessionClaims;
 use crate::{CallLabels, TEE_BYTES};
 
 /// Answer with the upstream's response `res`.

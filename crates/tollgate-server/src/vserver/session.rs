@@ -26,7 +26,7 @@ use super::exposed::Exposed;
 use super::{Incoming, VirtualRoute, answer, delegate};
 use crate::phase::credential::subject;
 use crate::rescue::Rejection;
-use crate::session::SessionClaims;
+use tollgate_session::SessionClaims;
 
 /// The largest member `initialize` answer read.
 const MAX_INIT_BYTES: usize = 1024 * 1024;

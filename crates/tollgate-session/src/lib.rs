@@ -1,4 +1,5 @@
-//! Sealed legacy session ids.
+//! Sealed legacy session ids: the `Mcp-Session-Id` Tollgate hands to
+//! legacy clients (the `credential` phase unseals it, `respond` seals it).
 //!
 //! A legacy upstream's `Mcp-Session-Id` never reaches the client. Tollgate
 //! hands out its own id instead: AES-256-GCM over (expiry, route, principal
