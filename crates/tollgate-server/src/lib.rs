@@ -40,8 +40,8 @@ pub use gateway::{Gateway, GatewayError};
 pub use metrics::Metrics;
 pub use rescue::status_and_code;
 pub use serve::{ClientAddr, ServeOptions, serve};
-pub use tollgate_session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use tls::{ListenerTls, TlsError};
+pub use tollgate_session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use upstream::UpstreamError;
 
 use std::sync::Arc;

@@ -16,8 +16,8 @@ use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
 use crate::catalog::{Approvals, RouteCatalog};
-use tollgate_session::Sealer;
 use crate::upstream::Upstream;
+use tollgate_session::Sealer;
 
 /// State shared by every route.
 #[derive(Debug)]

@@ -25,8 +25,8 @@ use crate::catalog::Approvals;
 use crate::catalog::service::SyncSettings;
 use crate::live::Generation;
 use crate::route::Shared;
-use tollgate_session::Sealer;
 use tollgate_catalog::Mode;
+use tollgate_session::Sealer;
 
 /// What every generation is built on: the parts bound at start.
 pub(crate) struct Base {

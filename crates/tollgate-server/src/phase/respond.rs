@@ -21,8 +21,8 @@ use crate::metered::{Completion, MeteredBody};
 use crate::phase::credential::subject;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
-use tollgate_session::SessionClaims;
 use crate::{CallLabels, TEE_BYTES};
+use tollgate_session::SessionClaims;
 
 /// Answer with the upstream's response `res`.
 pub(crate) async fn respond(route: &Arc<Route>, facts: Box<Facts>, mut res: Response) -> Response {
