@@ -10,9 +10,6 @@
 
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde::Deserialize;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tollgate_config::{Auth, Loaded, Secret};
@@ -21,11 +18,9 @@ use tollgate_core::Principal;
 use crate::cache::{Entry, TokenCache, token_hash};
 use crate::fetch::{client, unix_now};
 use crate::jwks::{IssuerStatus, refresh_loop};
+use crate::token::{TokenShape, read_token};
 use crate::verify::IssuerState;
 use crate::{AuthError, DevIssuer, SetupError, TokenRejection, claims};
-
-/// Longest token looked at; anything longer is malformed.
-const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// Validates access tokens; cheap to clone (shared state behind an `Arc`).
 #[derive(Clone)]
@@ -58,11 +53,6 @@ impl Drop for RefreshTasks {
             task.abort();
         }
     }
-}
-
-#[derive(Deserialize)]
-struct IssOnly {
-    iss: Option<String>,
 }
 
 impl Authenticator {
@@ -186,18 +176,10 @@ impl Authenticator {
     }
 
     async fn verify(&self, token: &str, now: u64) -> Result<Entry, AuthError> {
-        let malformed = AuthError::InvalidToken(TokenRejection::Malformed);
-        if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
-            return Err(malformed);
-        }
-        if token.split('.').count() != 3 {
-            return self.introspect(token, now).await;
-        }
-        let header = jsonwebtoken::decode_header(token).map_err(|_| header_rejection(token))?;
-        let iss = jsonwebtoken::dangerous::insecure_decode_claims::<IssOnly>(token)
-            .map_err(|_| malformed)?
-            .iss
-            .ok_or(AuthError::InvalidToken(TokenRejection::MissingClaim))?;
+        let (header, iss) = match read_token(token)? {
+            TokenShape::Opaque => return self.introspect(token, now).await,
+            TokenShape::Jwt { header, issuer } => (header, issuer),
+        };
         let (index, issuer) = self
             .inner
             .issuers
@@ -262,20 +244,4 @@ impl Authenticator {
             None => Err(AuthError::InvalidToken(TokenRejection::Malformed)),
         }
     }
-}
-
-/// A header that does not parse: refused for its algorithm when it names
-/// one we do not know (`none`, …), malformed otherwise.
-fn header_rejection(token: &str) -> AuthError {
-    let alg = token
-        .split('.')
-        .next()
-        .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
-        .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
-        .is_some_and(|v| v.get("alg").is_some_and(Value::is_string));
-    AuthError::InvalidToken(if alg {
-        TokenRejection::Algorithm
-    } else {
-        TokenRejection::Malformed
-    })
 }

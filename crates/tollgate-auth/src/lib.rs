@@ -34,6 +34,7 @@ mod introspect;
 mod jwks;
 mod oauth;
 mod resource;
+mod token;
 mod verify;
 
 pub use authenticator::{Authenticator, RefreshTasks};
@@ -43,3 +44,4 @@ pub use dev::{DEV_CLIENT_ID, DevIssuer};
 pub use error::{AuthError, CredentialError, SetupError, TokenRejection};
 pub use jwks::IssuerStatus;
 pub use resource::ProtectedResource;
+pub use token::{TokenShape, read_token};
