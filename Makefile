@@ -4,7 +4,7 @@
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/tollgate-target
 CARGO ?= cargo
 
-.PHONY: run build test test-deps fmt fmt-check lint unused-deps policy-check nextest doctest bench callgrind soak schema clean
+.PHONY: run build test test-deps fmt fmt-check lint unused-deps policy-check nextest doctest fuzz-smoke fuzz bench callgrind soak schema clean
 
 run: build
 	scripts/run-demo.sh
@@ -12,7 +12,7 @@ run: build
 build:
 	$(CARGO) build --locked -p tollgate -p tollgate-demo
 
-test: test-deps fmt-check lint unused-deps policy-check doctest nextest
+test: test-deps fmt-check lint unused-deps policy-check doctest nextest fuzz-smoke
 
 test-deps:
 	scripts/install-test-deps.sh
@@ -42,6 +42,15 @@ policy-check:
 
 doctest:
 	$(CARGO) test --locked --workspace --doc
+
+# Coverage-guided fuzzing with AFL++ (cargo-afl): `fuzz-smoke` runs every
+# target for ten seconds, `make fuzz` for FUZZ_SECONDS (default 600) each.
+# A crash is kept in fuzz/regressions/, replayed by the tollgate-fuzz tests.
+fuzz-smoke:
+	FUZZ_SECONDS=$${FUZZ_SMOKE_SECONDS:-10} scripts/fuzz.sh
+
+fuzz:
+	scripts/fuzz.sh
 
 bench:
 	bench/run.sh
