@@ -1,0 +1,86 @@
+{{/* Names, labels and the names of the objects the pod reads. */}}
+
+{{- define "tollgate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "tollgate.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "tollgate.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "tollgate.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "tollgate.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tollgate.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "tollgate.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tollgate.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "tollgate.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/* The ConfigMap holding tollgate.toml. */}}
+{{- define "tollgate.configMapName" -}}
+{{- .Values.existingConfigMap | default (printf "%s-config" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{- define "tollgate.policiesConfigMapName" -}}
+{{- .Values.policies.existingConfigMap | default (printf "%s-policies" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{- define "tollgate.catalogConfigMapName" -}}
+{{- .Values.catalog.existingConfigMap | default (printf "%s-catalog" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{/* Whether a catalog lock is mounted. */}}
+{{- define "tollgate.catalogLock" -}}
+{{- if or .Values.catalog.lock .Values.catalog.existingConfigMap }}true{{ end }}
+{{- end }}
+
+{{- define "tollgate.sessionSecretName" -}}
+{{- .Values.sessions.existingSecret | default (printf "%s-session" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{- define "tollgate.credentialsSecretName" -}}
+{{- .Values.credentials.existingSecret | default (printf "%s-credentials" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{- define "tollgate.redisSecretName" -}}
+{{- .Values.redis.existingSecret | default (printf "%s-redis" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{/* Whether Redis has a password, from the values or an existing Secret. */}}
+{{- define "tollgate.redisPassword" -}}
+{{- if and .Values.redis.enabled (or .Values.redis.password .Values.redis.existingSecret) }}true{{ end }}
+{{- end }}
+
+{{/* http or https: the admin listener's scheme, for probes and scrapes. */}}
+{{- define "tollgate.adminScheme" -}}
+{{- if .Values.tls.admin.enabled }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{- define "tollgate.terminationGracePeriod" -}}
+{{- add .Values.shutdown.preStopSleep .Values.shutdown.grace .Values.shutdown.margin }}
+{{- end }}
