@@ -1,0 +1,185 @@
+//! One test per values file of the chart's `ci/` directory: the common
+//! checks (`super::check`), then what the file's own features render.
+
+use serde_json::{Value, json};
+
+use super::checks::{scrape_annotations, secret_ref};
+use super::render::{Rendered, ci_values, object_name, yaml_documents};
+use super::{Checked, check};
+
+/// A values file, as JSON.
+fn values_of(name: &str) -> Value {
+    yaml_documents(&std::fs::read(ci_values(name)).unwrap()).remove(0)
+}
+
+fn names(docs: &[&Value]) -> Vec<String> {
+    docs.iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn ref_of(rendered: &Rendered, var: &str) -> (String, String) {
+    secret_ref(rendered, var)
+}
+
+fn pair(secret: &str, key: &str) -> (String, String) {
+    (secret.to_owned(), key.to_owned())
+}
+
+#[test]
+fn default_values_one_upstream_and_a_generated_session_key() {
+    let Checked { rendered, pod, loaded } = check("default-values.yaml");
+    let config = &loaded.expect("the chart renders the configuration").config;
+    let servers: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(servers, ["everything"]);
+    assert_eq!(config.shutdown.grace.as_secs(), 25);
+    assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 5 + 25 + 5);
+    assert_eq!(rendered.one("Deployment")["spec"]["replicas"], 2);
+    let app_version =
+        yaml_documents(&std::fs::read(super::chart_dir().join("Chart.yaml")).unwrap()).remove(0)["appVersion"].clone();
+    assert_eq!(
+        rendered.container()["image"],
+        format!("tollgate:{}", app_version.as_str().unwrap())
+    );
+    assert_eq!(rendered.one("PodDisruptionBudget")["spec"]["maxUnavailable"], 1);
+    for kind in ["HorizontalPodAutoscaler", "ServiceMonitor", "PrometheusRule"] {
+        assert!(rendered.all(kind).is_empty(), "{kind} is off by default");
+    }
+    scrape_annotations(&rendered, "http");
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_SESSION_KEY"),
+        pair(&object_name("session"), "session-key")
+    );
+    assert_eq!(pod.env.len(), 1, "only the session key: {:?}", pod.env.keys());
+    assert!(rendered.volume("audit").unwrap()["emptyDir"].is_object());
+    let mounts: Vec<&str> = pod.mounts.iter().map(|m| m.path.as_str()).collect();
+    assert_eq!(mounts, ["/etc/tollgate/config", "/var/lib/tollgate/audit"]);
+}
+
+#[test]
+fn full_values_every_feature_with_existing_secrets() {
+    let Checked { rendered, pod, loaded } = check("full-values.yaml");
+    let config = &loaded.expect("the chart renders the configuration").config;
+    assert!(config.listen.tls.is_some() && config.listen.admin_tls.is_some());
+    let redis = config.limits.redis.as_ref().expect("[limits.redis]");
+    let tls = redis.tls.as_ref().expect("Redis TLS");
+    assert!(tls.ca.is_some() && tls.cert.is_some() && tls.key.is_some());
+    assert_eq!(redis.replicas, 3, "the autoscaler's minimum");
+    assert!(config.policy.dir.is_some());
+    assert_eq!(config.sessions.previous_keys.len(), 1);
+    assert_eq!(config.shutdown.grace.as_secs(), 40);
+    assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 10 + 40 + 5);
+    assert!(rendered.container().get("startupProbe").is_some());
+    scrape_annotations(&rendered, "https");
+    autoscaling(&rendered);
+    assert_eq!(rendered.one("PodDisruptionBudget")["spec"]["minAvailable"], 2);
+    assert_eq!(names(&rendered.all("ServiceMonitor")), [object_name("")]);
+    assert_eq!(names(&rendered.all("PrometheusRule")), [object_name("")]);
+    assert!(rendered.all("Secret").is_empty(), "every Secret exists already");
+    for (var, secret, key) in [
+        ("TOLLGATE_SESSION_KEY", "tollgate-session", "key"),
+        ("TOLLGATE_SESSION_PREVIOUS_KEY_0", "tollgate-session", "previous"),
+        ("GITHUB_TOKEN", "tollgate-upstreams", "github-token"),
+        ("SEARCH_CLIENT_SECRET", "tollgate-upstreams", "search-client-secret"),
+        ("TOLLGATE_REDIS_PASSWORD", "redis-auth", "password"),
+    ] {
+        assert_eq!(ref_of(&rendered, var), pair(secret, key), "{var}");
+    }
+    for (volume, secret) in [
+        ("tls-public", "tollgate-public-tls"),
+        ("tls-admin", "tollgate-admin-tls"),
+        ("redis-tls", "redis-client-tls"),
+    ] {
+        assert_eq!(rendered.volume(volume).unwrap()["secret"]["secretName"], secret);
+    }
+    assert!(pod.mounts.iter().filter(|m| m.external).count() >= 4);
+    let service = &rendered.get("Service", &object_name("")).unwrap()["spec"];
+    assert_eq!(
+        (&service["type"], &service["ports"][0]["port"]),
+        (&json!("LoadBalancer"), &json!(443))
+    );
+}
+
+fn autoscaling(rendered: &Rendered) {
+    assert!(
+        rendered.one("Deployment")["spec"].get("replicas").is_none(),
+        "the autoscaler sets replicas"
+    );
+    let hpa = rendered.one("HorizontalPodAutoscaler");
+    assert_eq!(hpa["apiVersion"], "autoscaling/v2");
+    let spec = &hpa["spec"];
+    assert_eq!(spec["scaleTargetRef"]["kind"], "Deployment");
+    assert_eq!(spec["scaleTargetRef"]["name"], object_name(""));
+    assert_eq!((&spec["minReplicas"], &spec["maxReplicas"]), (&json!(3), &json!(12)));
+    let metric = &spec["metrics"][0]["resource"];
+    assert_eq!(metric["name"], "cpu");
+    assert_eq!(
+        metric["target"],
+        json!({"type": "Utilization", "averageUtilization": 65})
+    );
+}
+
+#[test]
+fn config_values_a_whole_file_with_the_charts_secrets() {
+    let Checked { rendered, pod, loaded } = check("config-values.yaml");
+    let values = values_of("config-values.yaml");
+    let text = rendered
+        .entry("ConfigMap", &object_name("config"), "tollgate.toml")
+        .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert_eq!(
+        text.trim(),
+        values["config"].as_str().unwrap().trim(),
+        "the file as given"
+    );
+    let config = &loaded.expect("the configuration is rendered").config;
+    assert_eq!(config.shutdown.grace.as_secs(), 20);
+    assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 5 + 20 + 5);
+    let sessions = &values["sessions"];
+    for (var, expected) in [
+        ("TOLLGATE_SESSION_KEY", &sessions["key"]),
+        ("TOLLGATE_SESSION_PREVIOUS_KEY_0", &sessions["previousKeys"][0]),
+        ("GITHUB_TOKEN", &values["credentials"]["values"]["github-token"]),
+        ("TOLLGATE_REDIS_PASSWORD", &values["redis"]["password"]),
+    ] {
+        assert_eq!(
+            pod.env[var],
+            expected.as_str().unwrap(),
+            "{var} from the chart's Secret"
+        );
+    }
+    let mut secrets = names(&rendered.all("Secret"));
+    secrets.sort();
+    assert_eq!(secrets, ["credentials", "redis", "session"].map(object_name));
+    let schema = rendered.entry("ConfigMap", &object_name("policies"), "schema.cedarschema");
+    let shipped = std::fs::read(tollgate_e2e::repo_root().join("policies/schema.cedarschema")).unwrap();
+    assert_eq!(schema, Some(shipped), "the schema of this Tollgate joins the policies");
+    assert!(
+        pod.mounts.iter().all(|m| !m.external),
+        "everything comes from the chart"
+    );
+}
+
+#[test]
+fn existing_config_values_mount_objects_managed_elsewhere() {
+    let Checked { rendered, pod, loaded } = check("existing-config-values.yaml");
+    assert!(
+        loaded.is_none(),
+        "nothing to validate: the configuration is not rendered"
+    );
+    assert!(rendered.all("ConfigMap").is_empty());
+    assert!(rendered.all("Secret").is_empty());
+    for (volume, config_map) in [
+        ("config", "tollgate-config"),
+        ("policies", "tollgate-policies"),
+        ("catalog", "tollgate-catalog-lock"),
+    ] {
+        assert_eq!(rendered.volume(volume).unwrap()["configMap"]["name"], config_map);
+    }
+    assert_eq!(pod.config, "/etc/tollgate/config/tollgate.toml");
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_SESSION_KEY"),
+        pair("tollgate-session", "session-key")
+    );
+    assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 5 + 30 + 5);
+}

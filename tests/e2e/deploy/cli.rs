@@ -1,0 +1,54 @@
+//! The real `tollgate` on the rebuilt pod, with only the pod's
+//! environment: `validate` on the configuration, `policy validate` on the
+//! mounted policy directory, `catalog show` on the mounted lock.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use tollgate_config::Loaded;
+use tollgate_e2e::children::tollgate_bin;
+
+use super::pod::{Pod, PodEnvironment};
+
+/// Run every check the pod's files allow; the configuration as loaded.
+pub(crate) fn check(pod: &Pod) -> Loaded {
+    let config = pod.config_file();
+    let config_arg = config.to_str().unwrap();
+    let out = tollgate(pod, &["validate", "--config", config_arg]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok ("));
+    let loaded = tollgate_config::load(&config, &PodEnvironment(pod))
+        .unwrap_or_else(|e| panic!("the configuration does not load:\n{e}"));
+    let c = &loaded.config;
+    if let Some(dir) = c.policy.resolved_dir(&config).filter(|d| rendered_here(pod, d)) {
+        tollgate(pod, &["policy", "validate", "--policies", dir.to_str().unwrap()]);
+    }
+    if c.catalog.resolved_lock(&config).exists() && rendered_here(pod, &c.catalog.resolved_lock(&config)) {
+        let out = tollgate(pod, &["catalog", "show", "--config", config_arg]);
+        assert!(out.status.success());
+    }
+    loaded
+}
+
+/// Whether `path` (in the rebuilt pod) comes from an object the chart
+/// rendered, rather than a placeholder.
+fn rendered_here(pod: &Pod, path: &Path) -> bool {
+    let inside = pod.inside(path);
+    pod.mount_of(&inside).is_some_and(|m| !m.external)
+}
+
+fn tollgate(pod: &Pod, args: &[&str]) -> Output {
+    let out = Command::new(tollgate_bin())
+        .args(args)
+        .env_clear()
+        .envs(&pod.env)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tollgate {}:\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
