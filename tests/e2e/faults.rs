@@ -12,11 +12,14 @@
 //! - An upstream dies mid-stream: the client's stream ends with an error,
 //!   not a clean end, and the call's record says it failed.
 //! - `disk`: the audit disk fills up, in strict and in batch mode.
+//! - `idp`: the identity provider goes down mid-run and comes back.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 #[path = "faults/disk.rs"]
 mod disk;
+#[path = "faults/idp.rs"]
+mod idp;
 
 use std::time::{Duration, Instant};
 
