@@ -11,6 +11,8 @@
 //!   right after.
 //! - An upstream dies mid-stream: the client's stream ends with an error,
 //!   not a clean end, and the call's record says it failed.
+//! - An upstream accepts and never answers: 504 after the first-byte
+//!   timeout, recorded, and the next call is served.
 //! - `disk`: the audit disk fills up, in strict and in batch mode.
 //! - `idp`: the identity provider goes down mid-run and comes back.
 
@@ -199,6 +201,42 @@ async fn an_upstream_that_dies_mid_stream_ends_the_clients_stream_and_the_gatewa
     }
     let rec = rec.expect("the cut call is recorded");
     assert_eq!(rec.error.as_deref(), Some("upstream_unavailable"), "{rec:?}");
+    assert_eq!(echo(&gw, 2).await, 200);
+}
+
+/// An upstream that accepts connections, reads the request and never
+/// answers.
+async fn silent_upstream() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 16 * 1024];
+            let _ = s.read(&mut buf).await;
+            held.push(s);
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_answers_gets_a_504_and_the_gateway_serves_on() {
+    let demo = Demo::spawn().await;
+    let silent = silent_upstream().await;
+    let gw = ChildGateway::spawn(&format!(
+        "{}\n[[servers]]\nname = \"silent\"\nurl = \"{silent}\"\nlegacy = false\ntimeouts = {{ first_byte = \"500ms\" }}\n",
+        config(&demo, "")
+    ))
+    .await;
+    let body = modern_body(1, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
+    let started = Instant::now();
+    let ex = modern(gw.url("silent"), None, "tools/call", Some("echo"), body).await;
+    assert_eq!(ex.status, 504, "{}", String::from_utf8_lossy(&ex.body));
+    assert!(started.elapsed() < Duration::from_secs(5), "bounded by the first-byte timeout");
+    let rec = tollgate_e2e::audit_support::wait_record(&gw.audit_dir(), &ex).await;
+    assert_eq!(rec.status, Some(504));
+    assert!(rec.error.is_some(), "{rec:?}");
     assert_eq!(echo(&gw, 2).await, 200);
 }
 
