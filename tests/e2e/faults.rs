@@ -233,7 +233,10 @@ async fn an_upstream_that_never_answers_gets_a_504_and_the_gateway_serves_on() {
     let started = Instant::now();
     let ex = modern(gw.url("silent"), None, "tools/call", Some("echo"), body).await;
     assert_eq!(ex.status, 504, "{}", String::from_utf8_lossy(&ex.body));
-    assert!(started.elapsed() < Duration::from_secs(5), "bounded by the first-byte timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "bounded by the first-byte timeout"
+    );
     let rec = tollgate_e2e::audit_support::wait_record(&gw.audit_dir(), &ex).await;
     assert_eq!(rec.status, Some(504));
     assert!(rec.error.is_some(), "{rec:?}");
