@@ -24,7 +24,10 @@ if [ "$(cargo afl --version 2>/dev/null | awk '{print $2}')" != "$AFL_VERSION" ]
   cargo install cargo-afl --locked --version "$AFL_VERSION" >&2
 fi
 log "building the instrumented targets"
-(cd "$ROOT/fuzz/afl" && cargo afl build --release --locked --quiet)
+# The gateway's crates at the versions of the workspace lock; cargo adds
+# the harness's own (afl, pinned in fuzz/afl/Cargo.toml) to the copy.
+cp "$ROOT/Cargo.lock" "$ROOT/fuzz/afl/Cargo.lock"
+(cd "$ROOT/fuzz/afl" && cargo afl build --release --quiet)
 
 # Containers and CI machines lack the kernel tuning AFL++ asks for; none of
 # it changes what is found, only how fast.
