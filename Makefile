@@ -54,6 +54,7 @@ fuzz:
 
 bench:
 	bench/run.sh
+	bench/index.sh
 
 # Instructions per request under callgrind, per arm, against
 # bench/callgrind-baseline.json; fails on a rise above 3 %. Builds the

@@ -1,0 +1,154 @@
+//! Reading the calls a usage report sums: the complete records of a time
+//! window, straight from the index's columns (no file is read).
+
+use std::time::SystemTime;
+
+use rusqlite::params;
+use tollgate_audit::{CallRecord, Outcome};
+
+use crate::Index;
+use crate::error::{IndexError, db};
+use crate::line::micros;
+
+/// One complete call as the index holds it, names resolved.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IndexedCall<'a> {
+    /// The principal's subject.
+    pub subject: Option<&'a str>,
+    /// The principal's team.
+    pub team: Option<&'a str>,
+    /// The principal's cost centre.
+    pub cost_center: Option<&'a str>,
+    /// The route.
+    pub route: &'a str,
+    /// The virtual server it came through.
+    pub via: Option<&'a str>,
+    /// Tool or prompt name, or resource URI.
+    pub name: Option<&'a str>,
+    /// The name a virtual server exposes it under.
+    pub exposed: Option<&'a str>,
+    /// The JSON-RPC method.
+    pub method: Option<&'a str>,
+    /// The trace id.
+    pub trace: Option<&'a str>,
+    /// Answered with an error.
+    pub error: bool,
+    /// Denied by policy.
+    pub denied: bool,
+    /// Request bytes.
+    pub bytes_in: u64,
+    /// Response bytes.
+    pub bytes_out: u64,
+    /// Estimated tokens of the response.
+    pub tokens: u64,
+    /// The response was a catalogue.
+    pub catalog: bool,
+    /// Duration, microseconds.
+    pub duration_us: u64,
+}
+
+impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
+    /// A record's fields as the index keeps them (for sums that read the
+    /// files and the index alike).
+    fn from(r: &'a CallRecord) -> IndexedCall<'a> {
+        let p = r.principal.as_deref();
+        IndexedCall {
+            subject: p.map(|p| p.subject.as_str()),
+            team: p.and_then(|p| p.team.as_deref()),
+            cost_center: p.and_then(|p| p.cost_center.as_deref()),
+            route: &r.route,
+            via: r.virtual_server.as_deref(),
+            name: r.name.as_deref(),
+            exposed: r.exposed_name.as_deref(),
+            method: r.method.as_deref(),
+            trace: r.trace_id.as_deref(),
+            error: r.is_error(),
+            denied: r.decision.outcome == Outcome::Deny,
+            bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
+            tokens: r.tokens,
+            catalog: r.catalog,
+            duration_us: r.duration_us,
+        }
+    }
+}
+
+impl Index {
+    /// Call `each` with every complete call from `since` (inclusive) to
+    /// `until` (exclusive), in trail order.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    pub fn calls(
+        &self,
+        since: Option<SystemTime>,
+        until: Option<SystemTime>,
+        mut each: impl FnMut(&IndexedCall<'_>),
+    ) -> Result<(), IndexError> {
+        let err = db(&self.path);
+        let from = since.and_then(micros).unwrap_or(i64::MIN);
+        let to = until.and_then(micros).unwrap_or(i64::MAX);
+        let (first, last) = self.rows_between(from, to).map_err(&err)?;
+        // One range of the table, read in row order: no index lookups.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT subject, team, cost_center, route, via, name, exposed, method, trace, error, decision, \
+                 bytes_in, bytes_out, tokens, catalog, duration_us \
+                 FROM calls NOT INDEXED \
+                 WHERE rowid BETWEEN ?3 AND ?4 AND complete = 1 AND time >= ?1 AND time < ?2",
+            )
+            .map_err(&err)?;
+        let mut rows = stmt.query(params![from, to, first, last]).map_err(&err)?;
+        let n = &self.names;
+        let u = |v: i64| v.unsigned_abs();
+        while let Some(r) = rows.next().map_err(&err)? {
+            let id = |i: usize| r.get::<_, Option<i64>>(i);
+            let call = IndexedCall {
+                subject: n.text(id(0).map_err(&err)?),
+                team: n.text(id(1).map_err(&err)?),
+                cost_center: n.text(id(2).map_err(&err)?),
+                route: n.text(id(3).map_err(&err)?).unwrap_or(""),
+                via: n.text(id(4).map_err(&err)?),
+                name: n.text(id(5).map_err(&err)?),
+                exposed: n.text(id(6).map_err(&err)?),
+                method: n.text(id(7).map_err(&err)?),
+                trace: r.get_ref(8).map_err(&err)?.as_str_or_null().ok().flatten(),
+                error: r.get(9).map_err(&err)?,
+                denied: r.get::<_, i64>(10).map_err(&err)? == 1,
+                bytes_in: u(r.get(11).map_err(&err)?),
+                bytes_out: u(r.get(12).map_err(&err)?),
+                tokens: u(r.get(13).map_err(&err)?),
+                catalog: r.get(14).map_err(&err)?,
+                duration_us: u(r.get(15).map_err(&err)?),
+            };
+            each(&call);
+        }
+        Ok(())
+    }
+
+    /// The range of row ids that holds every record from `from` to `to`.
+    /// Rows follow time except for records late by at most `lateness`
+    /// (see `schema`): a record at or after `from` inserted before the
+    /// first one in time order is within `lateness` of it, and likewise
+    /// at the end.
+    fn rows_between(&self, from: i64, to: i64) -> rusqlite::Result<(i64, i64)> {
+        let late = self.order.lateness;
+        let first: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT min(rowid) FROM calls WHERE time >= ?1 \
+             AND time <= (SELECT min(time) FROM calls WHERE time >= ?1) + ?2",
+            )?
+            .query_row(params![from, late], |r| r.get(0))?;
+        let last: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT max(rowid) FROM calls WHERE time < ?1 \
+             AND time >= (SELECT max(time) FROM calls WHERE time < ?1) - ?2",
+            )?
+            .query_row(params![to, late], |r| r.get(0))?;
+        Ok((first.unwrap_or(1), last.unwrap_or(0)))
+    }
+}
