@@ -2,11 +2,14 @@
 //! (allowed, denied, malformed, unauthenticated, upstream failure, legacy
 //! batch elements) checked field by field against what the client sent and
 //! received (`audit/records.rs`); the call metrics (`audit/metrics.rs`);
-//! the OTLP export; and the spend report. The chain and strict durability
+//! the OTLP export; the spend report; and the audit index the gateway
+//! keeps (`audit/index.rs`). The chain and strict durability
 //! are in `audit_trail.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+#[path = "audit/index.rs"]
+mod index;
 #[path = "audit/metrics.rs"]
 mod metrics;
 #[path = "audit/records.rs"]

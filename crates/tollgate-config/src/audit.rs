@@ -21,6 +21,10 @@ use url::Url;
 pub struct Audit {
     /// Write audit records. On by default.
     pub enabled: bool,
+    /// Keep the audit index (`index.sqlite` in `directory`) up to date as
+    /// records are written, for `tollgate audit query` and `tollgate
+    /// usage`. On by default.
+    pub index: bool,
     /// Directory of the audit files, relative to the configuration file.
     /// Each replica needs its own.
     pub directory: PathBuf,
@@ -62,6 +66,7 @@ impl Default for Audit {
     fn default() -> Audit {
         Audit {
             enabled: true,
+            index: true,
             directory: PathBuf::from("audit"),
             file_prefix: "audit".to_owned(),
             durability: Durability::Batch,

@@ -25,6 +25,7 @@ mod routes;
 
 use self::generation::Base;
 use crate::admin::{self, Readiness};
+use crate::audit_index::{self, IndexMetrics};
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
 use crate::live::Live;
@@ -173,6 +174,10 @@ impl Gateway {
                 approvals: base.approvals.clone(),
                 lock: lock.clone(),
                 watch_lock: config.catalog.watch,
+                audit_index: match audit_index::directory(loaded) {
+                    Some(dir) => Some((dir, IndexMetrics::register(&registry)?)),
+                    None => None,
+                },
             },
             live,
             base,

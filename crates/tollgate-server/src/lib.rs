@@ -8,6 +8,7 @@
 //! It combines the lower crates; none of them depends on it.
 
 mod admin;
+mod audit_index;
 mod body;
 pub(crate) mod catalog;
 mod facts;

@@ -1,9 +1,11 @@
 //! What runs beside the listeners: the audit writer (opened at start,
-//! closed after the drain so the last records reach the disk), the trace
+//! closed after the drain so the last records reach the disk) and its
+//! index, the trace
 //! exporter (flushed after the drain), the policy directory watcher and
 //! the lock's reload. The catalog sync, the issuers' key refresh and SIGHUP
 //! belong to the configuration in force (see `reload`).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use prometheus::{HistogramOpts, HistogramVec, Registry};
@@ -13,6 +15,7 @@ use tollgate_config::Loaded;
 use tollgate_policy::{PolicyEngine, PolicyWatcher};
 use tollgate_telemetry::TracingGuard;
 
+use crate::audit_index::{IndexMetrics, Indexer};
 use crate::catalog::Approvals;
 use crate::catalog::reload::{self, LockFile};
 use crate::gateway::GatewayError;
@@ -76,6 +79,9 @@ pub(crate) struct Background {
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
     pub(crate) watch_lock: bool,
+    /// The audit directory whose index is kept up to date, and the
+    /// indexer's metrics.
+    pub(crate) audit_index: Option<(PathBuf, IndexMetrics)>,
 }
 
 /// The background services while the gateway runs.
@@ -83,6 +89,7 @@ pub(crate) struct Running {
     _watcher: Option<PolicyWatcher>,
     tasks: Vec<JoinHandle<()>>,
     audit_worker: Option<AuditWorker>,
+    indexer: Option<Indexer>,
     tracing: Option<TracingGuard>,
 }
 
@@ -98,10 +105,16 @@ impl Background {
         if self.watch_lock {
             tasks.push(tokio::spawn(reload::watch(self.approvals, self.lock)));
         }
+        let indexer = self.audit_index.and_then(|(dir, metrics)| {
+            Indexer::start(dir, metrics)
+                .map_err(|e| tracing::error!(error = %e, "audit index not kept up to date"))
+                .ok()
+        });
         Running {
             _watcher: watcher,
             tasks,
             audit_worker: self.audit_worker,
+            indexer,
             tracing: self.tracing,
         }
     }
@@ -117,6 +130,9 @@ impl Running {
             && let Err(e) = worker.close().await
         {
             tracing::error!(error = %e, "audit trail not closed cleanly");
+        }
+        if let Some(indexer) = self.indexer {
+            indexer.stop().await;
         }
         if let Some(guard) = self.tracing {
             // The exporter runs on its own runtime; shutting it down blocks.
