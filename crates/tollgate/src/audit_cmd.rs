@@ -1,5 +1,5 @@
-//! `tollgate audit verify|query` and `tollgate usage`: the offline tools
-//! over an audit trail's files (`docs/audit.md`). Reading and verifying
+//! `tollgate audit verify|query|index` and `tollgate usage`: the offline
+//! tools over an audit trail's files (`docs/audit.md`). Reading and verifying
 //! live in `tollgate-audit`, sums in `tollgate-meter`, the text in
 //! `render`; this module owns the arguments and the exit codes: 0 when the command ran (and the trail verified), 1 when the
 //! trail is not intact or a line is not an audit record, 2 when the command
@@ -16,6 +16,7 @@ use clap::{Subcommand, ValueEnum};
 use tollgate_audit::{Filter, Outcome, QueryError, VerifyError, VerifyOptions};
 use tollgate_meter::GroupBy;
 
+use crate::index_cmd::{IndexArgs, IndexChoice};
 use crate::render::{self, QueryFormat, RenderError};
 use crate::spend;
 
@@ -28,6 +29,9 @@ pub(crate) enum AuditCommand {
     Verify(VerifyArgs),
     /// Print the call records that match every filter given.
     Query(QueryArgs),
+    /// Bring the audit index of a trail up to date (create it when
+    /// missing): `audit query` and `usage` then answer from it.
+    Index(IndexArgs),
 }
 
 /// Arguments of `tollgate audit verify`.
@@ -72,6 +76,8 @@ pub(crate) struct QueryArgs {
     /// `table` for people, `json` for the matching lines exactly as stored.
     #[arg(long, value_enum, default_value = "table")]
     format: QueryOutput,
+    #[command(flatten)]
+    source: IndexChoice,
 }
 
 /// Arguments of `tollgate usage`.
@@ -97,6 +103,8 @@ pub(crate) struct UsageArgs {
     /// total; durations in microseconds).
     #[arg(long, value_enum, default_value = "table")]
     format: UsageOutput,
+    #[command(flatten)]
+    source: IndexChoice,
 }
 
 /// The time window of a query or report.
@@ -147,6 +155,7 @@ pub(crate) fn run(command: &AuditCommand) -> ExitCode {
     exit(match command {
         AuditCommand::Verify(args) => verify(args),
         AuditCommand::Query(args) => query(args),
+        AuditCommand::Index(args) => crate::index_cmd::index(args).map_err(Stop::Run).and_then(|t| print(&t)),
     })
 }
 
@@ -200,9 +209,17 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
         QueryOutput::Table => QueryFormat::Table,
         QueryOutput::Json => QueryFormat::Json,
     };
-    let records = tollgate_audit::query(&args.paths, filter).map_err(query_stop)?;
+    let index = args.source.open(&args.paths).map_err(Stop::Run)?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    match render::query(records, format, &mut out) {
+    let rendered = match &index {
+        Some(index) => render::query(index.query(filter).map_err(|e| Stop::Run(e.into()))?, format, &mut out),
+        None => render::query(
+            tollgate_audit::query(&args.paths, filter).map_err(query_stop)?,
+            format,
+            &mut out,
+        ),
+    };
+    match rendered {
         Ok(_) => out.flush().map_err(output_stop),
         Err(RenderError::Read(e)) => Err(query_stop(e)),
         Err(RenderError::Write(e)) => Err(output_stop(e)),
@@ -218,7 +235,10 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
         None => tollgate_limit::Prices::default(),
     };
     let window = (args.window.since, args.window.until);
-    let report = spend::report(&args.paths, by, window, &prices).map_err(query_stop)?;
+    let report = match args.source.open(&args.paths).map_err(Stop::Run)? {
+        Some(index) => spend::report_indexed(&index, by, window, &prices).map_err(|e| Stop::Run(e.into()))?,
+        None => spend::report(&args.paths, by, window, &prices).map_err(query_stop)?,
+    };
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
         UsageOutput::Csv => render::usage_csv(&report),

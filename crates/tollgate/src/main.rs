@@ -14,6 +14,7 @@ use std::process::ExitCode;
 mod audit_cmd;
 mod budgets;
 mod catalog_cmd;
+mod index_cmd;
 mod policy_cmd;
 mod render;
 mod spend;

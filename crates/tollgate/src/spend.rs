@@ -1,5 +1,5 @@
 //! `tollgate usage`: the complete call records of a trail, read with
-//! `tollgate-audit`'s query, priced with `[[limits.prices]]` when a
+//! `tollgate-audit`'s query (or from the audit index, `report_indexed`), priced with `[[limits.prices]]` when a
 //! configuration is given, and summed with `tollgate-meter` (`Usage`);
 //! `render` prints the report.
 //!
@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use tollgate_audit::{CallRecord, Filter, Outcome, Phase, QueryError};
+use tollgate_audit::{CallRecord, Filter, Phase, QueryError};
+use tollgate_index::{Index, IndexError, IndexedCall};
 use tollgate_limit::{Priced, Prices};
 use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
 
@@ -42,35 +43,62 @@ pub(crate) fn report(
     Ok(report)
 }
 
+/// [`report`] answered from the audit index: the same sums, from the
+/// index's columns instead of the files.
+///
+/// # Errors
+///
+/// A database error.
+pub(crate) fn report_indexed(
+    index: &Index,
+    by: GroupBy,
+    (since, until): (Option<SystemTime>, Option<SystemTime>),
+    prices: &Prices,
+) -> Result<UsageReport, IndexError> {
+    let mut usage = Usage::new(by);
+    index.calls(since, until, |c| usage.add(&indexed_sample(c, prices)))?;
+    let mut report = usage.finish();
+    report.currency = prices.currency().map(str::to_owned);
+    Ok(report)
+}
+
+/// An indexed call (or a record seen as one) as usage sees it.
+fn indexed_sample<'c>(c: &IndexedCall<'c>, prices: &Prices) -> UsageSample<'c> {
+    UsageSample {
+        team: c.team,
+        cost_center: c.cost_center,
+        subject: c.subject,
+        server: c.route,
+        name: c.name,
+        method: c.method,
+        trace: c.trace,
+        error: c.error,
+        denied: c.denied,
+        bytes_in: c.bytes_in,
+        bytes_out: c.bytes_out,
+        tokens: c.tokens,
+        catalog: c.catalog,
+        duration_us: c.duration_us,
+        cost: call_cost(c, prices),
+    }
+}
+
 /// What a record's tokens cost under `prices`.
 pub(crate) fn cost(r: &CallRecord, prices: &Prices) -> f64 {
+    call_cost(&IndexedCall::from(r), prices)
+}
+
+fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
     let call = Priced {
-        route: &r.route,
-        via: r.virtual_server.as_deref(),
-        name: r.name.as_deref(),
-        exposed: r.exposed_name.as_deref(),
+        route: c.route,
+        via: c.via,
+        name: c.name,
+        exposed: c.exposed,
     };
-    prices.cost(&call, r.tokens)
+    prices.cost(&call, c.tokens)
 }
 
 /// A record as usage sees it.
 pub(crate) fn sample<'r>(r: &'r CallRecord, prices: &Prices) -> UsageSample<'r> {
-    let p = r.principal.as_deref();
-    UsageSample {
-        team: p.and_then(|p| p.team.as_deref()),
-        cost_center: p.and_then(|p| p.cost_center.as_deref()),
-        subject: p.map(|p| p.subject.as_str()),
-        server: &r.route,
-        name: r.name.as_deref(),
-        method: r.method.as_deref(),
-        trace: r.trace_id.as_deref(),
-        error: r.is_error(),
-        denied: r.decision.outcome == Outcome::Deny,
-        bytes_in: r.bytes_in,
-        bytes_out: r.bytes_out,
-        tokens: r.tokens,
-        catalog: r.catalog,
-        duration_us: r.duration_us,
-        cost: cost(r, prices),
-    }
+    indexed_sample(&IndexedCall::from(r), prices)
 }
