@@ -40,9 +40,10 @@ async fn routes_that_opt_in_capture_redacted_arguments_and_results() {
     echo(&gw, "captured", &"long ".repeat(100)).await;
     gw.shutdown().await;
 
-    let trail = std::fs::read_dir(gw.audit_dir())
+    let trail = tollgate_audit::trail_files(&[gw.audit_dir()])
         .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
         .collect::<String>();
     assert!(!trail.contains("not recorded"), "capture is off by default");
     assert!(!trail.contains("k-123"), "redacted keys never reach the trail");

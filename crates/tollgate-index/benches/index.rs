@@ -22,8 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use common::{START, Traffic, write};
 use tollgate_audit::{Filter, Phase};
-use tollgate_index::Index;
-use tollgate_meter::{GroupBy, Usage, UsageSample};
+use tollgate_index::{Index, IndexedCall};
+use tollgate_meter::{GroupBy, Usage};
 
 const DAYS: u64 = 92;
 
@@ -121,27 +121,7 @@ fn ensure_trail(trail: &Path, records: u64) -> bool {
 
 fn usage_from_index(index: &Index, (since, until): (SystemTime, SystemTime)) -> usize {
     let mut usage = Usage::new(GroupBy::Team);
-    index
-        .calls(Some(since), Some(until), |c| {
-            usage.add(&UsageSample {
-                team: c.team,
-                cost_center: c.cost_center,
-                subject: c.subject,
-                server: c.route,
-                name: c.name,
-                method: c.method,
-                trace: c.trace,
-                error: c.error,
-                denied: c.denied,
-                bytes_in: c.bytes_in,
-                bytes_out: c.bytes_out,
-                tokens: c.tokens,
-                catalog: c.catalog,
-                duration_us: c.duration_us,
-                cost: 0.0,
-            });
-        })
-        .unwrap();
+    index.calls(Some(since), Some(until), |c| usage.add(&c.usage)).unwrap();
     usage.finish().rows.len()
 }
 
@@ -157,13 +137,7 @@ fn usage_from_files(trail: &Path, (since, until): (SystemTime, SystemTime)) -> u
         if r.phase != Phase::Complete {
             continue;
         }
-        let p = r.principal.as_deref();
-        usage.add(&UsageSample {
-            team: p.and_then(|p| p.team.as_deref()),
-            server: &r.route,
-            tokens: r.tokens,
-            ..UsageSample::default()
-        });
+        usage.add(&IndexedCall::from(&r).usage);
     }
     usage.finish().rows.len()
 }

@@ -5,46 +5,22 @@ use std::time::SystemTime;
 
 use rusqlite::params;
 use tollgate_audit::{CallRecord, Outcome};
+use tollgate_meter::UsageSample;
 
 use crate::Index;
 use crate::error::{IndexError, db};
 use crate::line::micros;
 
-/// One complete call as the index holds it, names resolved.
+/// One complete call as the index holds it, names resolved: what a usage
+/// report sums, and what pricing reads beside it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct IndexedCall<'a> {
-    /// The principal's subject.
-    pub subject: Option<&'a str>,
-    /// The principal's team.
-    pub team: Option<&'a str>,
-    /// The principal's cost centre.
-    pub cost_center: Option<&'a str>,
-    /// The route.
-    pub route: &'a str,
+    /// The call as usage sees it; its `cost` is 0 (the caller prices it).
+    pub usage: UsageSample<'a>,
     /// The virtual server it came through.
     pub via: Option<&'a str>,
-    /// Tool or prompt name, or resource URI.
-    pub name: Option<&'a str>,
     /// The name a virtual server exposes it under.
     pub exposed: Option<&'a str>,
-    /// The JSON-RPC method.
-    pub method: Option<&'a str>,
-    /// The trace id.
-    pub trace: Option<&'a str>,
-    /// Answered with an error.
-    pub error: bool,
-    /// Denied by policy.
-    pub denied: bool,
-    /// Request bytes.
-    pub bytes_in: u64,
-    /// Response bytes.
-    pub bytes_out: u64,
-    /// Estimated tokens of the response.
-    pub tokens: u64,
-    /// The response was a catalogue.
-    pub catalog: bool,
-    /// Duration, microseconds.
-    pub duration_us: u64,
 }
 
 impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
@@ -53,22 +29,25 @@ impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
     fn from(r: &'a CallRecord) -> IndexedCall<'a> {
         let p = r.principal.as_deref();
         IndexedCall {
-            subject: p.map(|p| p.subject.as_str()),
-            team: p.and_then(|p| p.team.as_deref()),
-            cost_center: p.and_then(|p| p.cost_center.as_deref()),
-            route: &r.route,
+            usage: UsageSample {
+                team: p.and_then(|p| p.team.as_deref()),
+                cost_center: p.and_then(|p| p.cost_center.as_deref()),
+                subject: p.map(|p| p.subject.as_str()),
+                server: &r.route,
+                name: r.name.as_deref(),
+                method: r.method.as_deref(),
+                trace: r.trace_id.as_deref(),
+                error: r.is_error(),
+                denied: r.decision.outcome == Outcome::Deny,
+                bytes_in: r.bytes_in,
+                bytes_out: r.bytes_out,
+                tokens: r.tokens,
+                catalog: r.catalog,
+                duration_us: r.duration_us,
+                cost: 0.0,
+            },
             via: r.virtual_server.as_deref(),
-            name: r.name.as_deref(),
             exposed: r.exposed_name.as_deref(),
-            method: r.method.as_deref(),
-            trace: r.trace_id.as_deref(),
-            error: r.is_error(),
-            denied: r.decision.outcome == Outcome::Deny,
-            bytes_in: r.bytes_in,
-            bytes_out: r.bytes_out,
-            tokens: r.tokens,
-            catalog: r.catalog,
-            duration_us: r.duration_us,
         }
     }
 }
@@ -106,22 +85,25 @@ impl Index {
         while let Some(r) = rows.next().map_err(&err)? {
             let id = |i: usize| r.get::<_, Option<i64>>(i);
             let call = IndexedCall {
-                subject: n.text(id(0).map_err(&err)?),
-                team: n.text(id(1).map_err(&err)?),
-                cost_center: n.text(id(2).map_err(&err)?),
-                route: n.text(id(3).map_err(&err)?).unwrap_or(""),
+                usage: UsageSample {
+                    subject: n.text(id(0).map_err(&err)?),
+                    team: n.text(id(1).map_err(&err)?),
+                    cost_center: n.text(id(2).map_err(&err)?),
+                    server: n.text(id(3).map_err(&err)?).unwrap_or(""),
+                    name: n.text(id(5).map_err(&err)?),
+                    method: n.text(id(7).map_err(&err)?),
+                    trace: r.get_ref(8).map_err(&err)?.as_str_or_null().ok().flatten(),
+                    error: r.get(9).map_err(&err)?,
+                    denied: r.get::<_, i64>(10).map_err(&err)? == 1,
+                    bytes_in: u(r.get(11).map_err(&err)?),
+                    bytes_out: u(r.get(12).map_err(&err)?),
+                    tokens: u(r.get(13).map_err(&err)?),
+                    catalog: r.get(14).map_err(&err)?,
+                    duration_us: u(r.get(15).map_err(&err)?),
+                    cost: 0.0,
+                },
                 via: n.text(id(4).map_err(&err)?),
-                name: n.text(id(5).map_err(&err)?),
                 exposed: n.text(id(6).map_err(&err)?),
-                method: n.text(id(7).map_err(&err)?),
-                trace: r.get_ref(8).map_err(&err)?.as_str_or_null().ok().flatten(),
-                error: r.get(9).map_err(&err)?,
-                denied: r.get::<_, i64>(10).map_err(&err)? == 1,
-                bytes_in: u(r.get(11).map_err(&err)?),
-                bytes_out: u(r.get(12).map_err(&err)?),
-                tokens: u(r.get(13).map_err(&err)?),
-                catalog: r.get(14).map_err(&err)?,
-                duration_us: u(r.get(15).map_err(&err)?),
             };
             each(&call);
         }

@@ -118,9 +118,9 @@ fn index_sums(index: &Index, since: SystemTime, until: SystemTime) -> (u64, u64,
     index
         .calls(Some(since), Some(until), |c| {
             sums.0 += 1;
-            sums.1 += c.tokens;
-            sums.2 += u64::from(c.catalog) * c.tokens;
-            sums.3 += u64::from(c.error);
+            sums.1 += c.usage.tokens;
+            sums.2 += u64::from(c.usage.catalog) * c.usage.tokens;
+            sums.3 += u64::from(c.usage.error);
         })
         .unwrap();
     sums

@@ -62,24 +62,11 @@ pub(crate) fn report_indexed(
     Ok(report)
 }
 
-/// An indexed call (or a record seen as one) as usage sees it.
+/// An indexed call (or a record seen as one) as usage sees it, priced.
 fn indexed_sample<'c>(c: &IndexedCall<'c>, prices: &Prices) -> UsageSample<'c> {
     UsageSample {
-        team: c.team,
-        cost_center: c.cost_center,
-        subject: c.subject,
-        server: c.route,
-        name: c.name,
-        method: c.method,
-        trace: c.trace,
-        error: c.error,
-        denied: c.denied,
-        bytes_in: c.bytes_in,
-        bytes_out: c.bytes_out,
-        tokens: c.tokens,
-        catalog: c.catalog,
-        duration_us: c.duration_us,
         cost: call_cost(c, prices),
+        ..c.usage
     }
 }
 
@@ -90,12 +77,12 @@ pub(crate) fn cost(r: &CallRecord, prices: &Prices) -> f64 {
 
 fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
     let call = Priced {
-        route: c.route,
+        route: c.usage.server,
         via: c.via,
-        name: c.name,
+        name: c.usage.name,
         exposed: c.exposed,
     };
-    prices.cost(&call, c.tokens)
+    prices.cost(&call, c.usage.tokens)
 }
 
 /// A record as usage sees it.

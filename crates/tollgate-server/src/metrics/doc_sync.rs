@@ -138,6 +138,11 @@ fn registered() -> BTreeMap<String, Described> {
     describe(&audit, &mut out);
     registry.register(Box::new(audit)).expect("audit histogram registers");
 
+    crate::audit_index::IndexMetrics::register(&registry).expect("index metrics register beside the others");
+    let index = Registry::new();
+    crate::audit_index::IndexMetrics::register(&index).expect("index metrics register");
+    describe_gathered(&index.gather(), &mut out);
+
     CallMetrics::register(&registry).expect("call metrics register beside the others");
     let own = Registry::new();
     let calls = CallMetrics::register(&own).expect("call metrics register");
