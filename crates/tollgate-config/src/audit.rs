@@ -23,7 +23,8 @@ pub struct Audit {
     pub enabled: bool,
     /// Keep the audit index (`index.sqlite` in `directory`) up to date as
     /// records are written, for `tollgate audit query` and `tollgate
-    /// usage`. On by default.
+    /// usage`. Off by default: it costs CPU on the gateway's cores, and
+    /// those commands keep an index current themselves once it exists.
     pub index: bool,
     /// Directory of the audit files, relative to the configuration file.
     /// Each replica needs its own.
@@ -66,7 +67,7 @@ impl Default for Audit {
     fn default() -> Audit {
         Audit {
             enabled: true,
-            index: true,
+            index: false,
             directory: PathBuf::from("audit"),
             file_prefix: "audit".to_owned(),
             durability: Durability::Batch,

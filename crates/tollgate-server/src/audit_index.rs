@@ -1,4 +1,5 @@
-//! The audit index kept up to date beside the trail (`[audit] index`).
+//! The audit index kept up to date beside the trail (`[audit] index =
+//! true`).
 //!
 //! A thread of its own (SQLite blocks) catches `index.sqlite` up with the
 //! audit files every second, and once more after the audit writer has

@@ -28,7 +28,11 @@ fn lines(out: &std::process::Output) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_indexes_its_trail_as_it_writes_it() {
     let demo = Demo::spawn().await;
-    let mut gw = ChildGateway::spawn(&format!("[[servers]]\nname = \"demo\"\nurl = \"{}\"\n", demo.url)).await;
+    let mut gw = ChildGateway::spawn(&format!(
+        "[audit]\nindex = true\n\n[[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        demo.url
+    ))
+    .await;
     for id in 1..=20 {
         assert_eq!(echo(&gw, id).await, 200);
     }

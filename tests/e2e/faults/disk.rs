@@ -2,7 +2,9 @@
 //! so, where the test may not mount): strict mode refuses calls with 503
 //! and turns unready, loses no record of an answered call and recovers when
 //! there is room; batch mode keeps serving, moves the alert metric and
-//! announces the loss with a `gap` line. The trail verifies after both.
+//! announces the loss with a `gap` line. The audit directory turns
+//! read-only mid-run: strict mode refuses calls until it is writable
+//! again. The trail verifies after each.
 
 use std::time::Duration;
 
@@ -55,6 +57,32 @@ async fn on_small_disk(demo: &Demo, size: &str, audit: &str) -> Option<(ChildGat
     ))
     .await;
     Some((gw, disk, place))
+}
+
+/// A read-only bind mount laid over `dir` while the gateway runs: the file
+/// it has open keeps its writable mount, but no new file can be created
+/// there (as when an operator or the kernel remounts the volume
+/// read-only). Removed on drop.
+struct ReadOnly(std::path::PathBuf);
+
+impl ReadOnly {
+    fn over(dir: &std::path::Path) -> ReadOnly {
+        for args in [&["--bind"][..], &["-o", "remount,bind,ro"][..]] {
+            let status = std::process::Command::new("mount")
+                .args(args)
+                .args([dir, dir])
+                .status()
+                .unwrap();
+            assert!(status.success(), "mount {args:?}");
+        }
+        ReadOnly(dir.to_owned())
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
 }
 
 impl Drop for SmallDisk {
@@ -179,4 +207,54 @@ async fn a_full_audit_disk_in_batch_mode_keeps_serving_and_announces_the_loss() 
     let report = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{report}");
     assert!(report.contains("lost record(s)"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_directory_that_turns_read_only_in_strict_mode_refuses_calls_and_recovers() {
+    let demo = Demo::spawn().await;
+    // Small files: the writer needs a new one every few records.
+    let audit_settings = "durability = \"strict\"\nrotate_bytes = 4096";
+    let Some((gw, disk, _place)) = on_small_disk(&demo, "4m", audit_settings).await else {
+        return;
+    };
+    let audit = disk.0.clone();
+    let mut answered = 0u64;
+    for id in 0..5 {
+        assert_eq!(echo(&gw, id).await, 200);
+        answered += 1;
+    }
+    let read_only = ReadOnly::over(&audit);
+    let mut refused = None;
+    for id in 10..500 {
+        match echo(&gw, id).await {
+            200 => answered += 1,
+            status => {
+                refused = Some(status);
+                break;
+            }
+        }
+    }
+    assert_eq!(refused, Some(503), "calls are refused once no file can be written");
+    assert_eq!(gw.ready_detail().await["ready"], false);
+    assert_eq!(echo(&gw, 600).await, 503, "and stay refused");
+
+    drop(read_only);
+    let mut served = false;
+    for id in 700..800 {
+        if echo(&gw, id).await == 200 {
+            answered += 1;
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "no recovery: {}", gw.log());
+    assert_eq!(gw.ready_detail().await["ready"], true);
+    let recorded = tollgate_e2e::audit_support::records(&audit)
+        .iter()
+        .filter(|r| r.phase == tollgate_audit::Phase::Complete && r.status == Some(200))
+        .count() as u64;
+    assert!(recorded >= answered, "{recorded} records for {answered} answered calls");
+    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
