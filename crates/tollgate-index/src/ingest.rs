@@ -117,7 +117,9 @@ impl Index {
             .map_err(db(&self.path))
     }
 
-    /// Drop the records of indexed files no longer among `files`.
+    /// Drop the records of indexed files that are gone: no longer among
+    /// `files` and no longer on disk (a file merely left out of `paths`
+    /// keeps its records).
     fn drop_missing(&mut self, files: &[PathBuf]) -> Result<u64, IndexError> {
         let err = db(&self.path);
         let present: std::collections::HashSet<String> = files.iter().map(|f| key(f)).collect();
@@ -129,7 +131,7 @@ impl Index {
                 .map_err(&err)?;
             for row in rows {
                 let (id, name) = row.map_err(&err)?;
-                if !present.contains(&name) {
+                if !present.contains(&name) && !Path::new(&name).exists() {
                     gone.push(id);
                 }
             }

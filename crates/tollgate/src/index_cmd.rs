@@ -23,7 +23,8 @@ pub(crate) struct IndexArgs {
 /// How `audit query` and `usage` choose their source.
 #[derive(clap::Args)]
 pub(crate) struct IndexChoice {
-    /// Answer from this audit index (brought up to date first) [default:
+    /// Answer from this audit index: PATH is brought up to date in it
+    /// first, and the answer covers every file it holds [default:
     /// `index.sqlite` in PATH, a directory, when it exists].
     #[arg(long, value_name = "FILE", conflicts_with = "no_index")]
     index: Option<PathBuf>,
