@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde_json::json;
 use tollgate_e2e::children::{free_port, tollgate_bin};
-use tollgate_e2e::{Demo, http, modern_body, modern_headers, repo_root};
+use tollgate_e2e::{Demo, http, modern_body, modern_call, repo_root};
 
 use engine::{Engine, Scratch};
 
@@ -129,13 +129,13 @@ async fn image_serves_a_call_as_a_non_root_user() {
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "from a container"}}),
     );
-    let res = http()
-        .post(format!("http://127.0.0.1:{public}/mcp/demo"))
-        .headers(modern_headers("tools/call", Some("echo")))
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_call(
+        format!("http://127.0.0.1:{public}/mcp/demo"),
+        "tools/call",
+        Some("echo"),
+        body,
+    )
+    .await;
     assert_eq!(res.status(), 200);
     assert!(res.text().await.unwrap().contains("from a container"));
 }

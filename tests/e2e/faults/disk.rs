@@ -85,6 +85,23 @@ impl Drop for ReadOnly {
     }
 }
 
+/// Every one of `answered` calls has its complete record in the trail at
+/// `audit`, and the trail verifies.
+async fn every_answer_recorded(audit: &std::path::Path, answered: u64) {
+    let recorded = tollgate_e2e::audit_support::records(audit)
+        .iter()
+        .filter(|r| r.phase == tollgate_audit::Phase::Complete && r.status == Some(200))
+        .count() as u64;
+    assert!(recorded >= answered, "{recorded} records for {answered} answered calls");
+    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
@@ -145,19 +162,7 @@ async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_reco
     assert!(served, "no recovery: {}", gw.log());
     assert_eq!(gw.ready_detail().await["ready"], true);
 
-    // Every answered call has its record, and the trail verifies.
-    let recorded = tollgate_e2e::audit_support::records(&audit)
-        .iter()
-        .filter(|r| r.phase == tollgate_audit::Phase::Complete && r.status == Some(200))
-        .count() as u64;
-    assert!(recorded >= answered, "{recorded} records for {answered} answered calls");
-    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    every_answer_recorded(&audit, answered).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,11 +255,5 @@ async fn an_audit_directory_that_turns_read_only_in_strict_mode_refuses_calls_an
     }
     assert!(served, "no recovery: {}", gw.log());
     assert_eq!(gw.ready_detail().await["ready"], true);
-    let recorded = tollgate_e2e::audit_support::records(&audit)
-        .iter()
-        .filter(|r| r.phase == tollgate_audit::Phase::Complete && r.status == Some(200))
-        .count() as u64;
-    assert!(recorded >= answered, "{recorded} records for {answered} answered calls");
-    let out = tollgate_e2e::children::tollgate_cli(&["audit", "verify", audit.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    every_answer_recorded(&audit, answered).await;
 }
