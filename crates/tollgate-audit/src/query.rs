@@ -34,6 +34,8 @@ pub struct Filter {
     pub tool: Option<String>,
     /// The decision.
     pub decision: Option<Outcome>,
+    /// The HTTP status answered.
+    pub status: Option<u16>,
     /// The trace id.
     pub trace: Option<String>,
 }
@@ -50,6 +52,7 @@ impl Filter {
             && eq(&self.server, Some(&rec.route))
             && eq(&self.tool, rec.name.as_deref())
             && self.decision.is_none_or(|d| rec.decision.outcome == d)
+            && self.status.is_none_or(|s| rec.status == Some(s))
             && eq(&self.trace, rec.trace_id.as_deref())
     }
 }

@@ -164,6 +164,21 @@ fn filters_select_records() {
         }),
         ["req-4", "req-5"]
     );
+    assert_eq!(
+        by(Filter {
+            status: Some(200),
+            ..Filter::default()
+        })
+        .len(),
+        11
+    );
+    assert!(
+        by(Filter {
+            status: Some(404),
+            ..Filter::default()
+        })
+        .is_empty()
+    );
     let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let window = Filter {
         since: Some(t0 + Duration::from_secs(2)),

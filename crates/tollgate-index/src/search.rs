@@ -76,6 +76,9 @@ impl Index {
             let code = crate::line::OUTCOMES.iter().position(|o| *o == d.as_str()).unwrap_or(3);
             add("decision =", Value::Integer(code as i64));
         }
+        if let Some(status) = filter.status {
+            add("status =", Value::Integer(status.into()));
+        }
         if let Some(trace) = &filter.trace {
             add("trace =", Value::Text(trace.clone()));
         }

@@ -58,6 +58,11 @@ fn filters() -> Vec<Filter> {
             ..f()
         },
         Filter {
+            status: Some(502),
+            since: Some(at(1)),
+            ..f()
+        },
+        Filter {
             since: Some(at(3)),
             ..f()
         },

@@ -73,6 +73,9 @@ pub(crate) struct QueryArgs {
     /// The W3C trace id (32 hex digits).
     #[arg(long, value_name = "ID")]
     trace: Option<String>,
+    /// The HTTP status answered (e.g. 403, 502).
+    #[arg(long, value_name = "CODE")]
+    status: Option<u16>,
     /// `table` for people, `json` for the matching lines exactly as stored.
     #[arg(long, value_enum, default_value = "table")]
     format: QueryOutput,
@@ -203,6 +206,7 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
         server: args.server.clone(),
         tool: args.tool.clone(),
         decision: args.decision,
+        status: args.status,
         trace: args.trace.clone(),
     };
     let format = match args.format {

@@ -33,7 +33,7 @@ fn query_and_usage_answer_the_same_from_the_index_and_the_files() {
         &["--subject", "alice"],
         &["--team", "payments", "--tool", "create_issue"],
         &["--decision", "deny"],
-        &["--server", "jira", "--since", "7d"],
+        &["--server", "jira", "--since", "7d", "--status", "200"],
         &["--subject", "nobody"],
     ];
     let run = |args: &[&str]| {
