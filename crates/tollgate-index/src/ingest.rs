@@ -38,13 +38,6 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// One file's indexing state.
-struct Known {
-    id: i64,
-    indexed: u64,
-    lines: u64,
-}
-
 impl Index {
     /// Bring the index up to date with the trail in `paths` (files, or
     /// directories of `*.jsonl` files).
@@ -57,25 +50,27 @@ impl Index {
     pub fn update(&mut self, paths: &[PathBuf]) -> Result<Progress, IndexError> {
         let started = Instant::now();
         let files = tollgate_audit::trail_files(paths).map_err(|(path, source)| IndexError::Io { path, source })?;
+        // Each file's name in the index, resolved once per update.
+        let keys: Vec<String> = files.iter().map(|f| key(f)).collect();
         let mut progress = Progress {
-            removed: self.drop_missing(&files)?,
+            removed: self.drop_missing(&keys)?,
             ..Progress::default()
         };
-        for file in &files {
+        for (file, name) in files.iter().zip(&keys) {
             let size = std::fs::metadata(file)
                 .map_err(|source| IndexError::Io {
                     path: file.clone(),
                     source,
                 })?
                 .len();
-            let known = self.known(file)?;
-            if known.as_ref().is_some_and(|k| k.indexed == size) {
+            let known = self.known(name)?;
+            if known.as_ref().is_some_and(|k| k.offset == size) {
                 continue;
             }
-            if known.as_ref().is_some_and(|k| k.indexed > size) {
+            if known.as_ref().is_some_and(|k| k.offset > size) {
                 return Err(IndexError::Shrunk { path: file.clone() });
             }
-            let (records, bytes) = self.ingest_file(file, known)?;
+            let (records, bytes) = self.ingest_file(file, name, known)?;
             progress.files += 1;
             progress.records += records;
             progress.bytes += bytes;
@@ -100,29 +95,26 @@ impl Index {
         self.update(paths)
     }
 
-    fn known(&self, file: &Path) -> Result<Option<Known>, IndexError> {
+    /// Where indexing of the file named `name` stopped, if it was started.
+    fn known(&self, name: &str) -> Result<Option<Cursor>, IndexError> {
         self.conn
-            .query_row(
-                "SELECT id, indexed, lines FROM files WHERE name = ?1",
-                [key(file)],
-                |r| {
-                    Ok(Known {
-                        id: r.get(0)?,
-                        indexed: r.get::<_, i64>(1)?.unsigned_abs(),
-                        lines: r.get::<_, i64>(2)?.unsigned_abs(),
-                    })
-                },
-            )
+            .query_row("SELECT id, indexed, lines FROM files WHERE name = ?1", [name], |r| {
+                Ok(Cursor {
+                    file: r.get(0)?,
+                    offset: r.get::<_, i64>(1)?.unsigned_abs(),
+                    line: r.get::<_, i64>(2)?.unsigned_abs(),
+                })
+            })
             .optional()
             .map_err(db(&self.path))
     }
 
-    /// Drop the records of indexed files that are gone: no longer among
-    /// `files` and no longer on disk (a file merely left out of `paths`
-    /// keeps its records).
-    fn drop_missing(&mut self, files: &[PathBuf]) -> Result<u64, IndexError> {
+    /// Drop the records of indexed files that are gone: not among the
+    /// files named `present` and no longer on disk (a file merely left out
+    /// of `paths` keeps its records).
+    fn drop_missing(&mut self, present: &[String]) -> Result<u64, IndexError> {
         let err = db(&self.path);
-        let present: std::collections::HashSet<String> = files.iter().map(|f| key(f)).collect();
+        let present: std::collections::HashSet<&str> = present.iter().map(String::as_str).collect();
         let mut gone = Vec::new();
         {
             let mut stmt = self.conn.prepare("SELECT id, name FROM files").map_err(&err)?;
@@ -131,7 +123,7 @@ impl Index {
                 .map_err(&err)?;
             for row in rows {
                 let (id, name) = row.map_err(&err)?;
-                if !present.contains(&name) && !Path::new(&name).exists() {
+                if !present.contains(name.as_str()) && !Path::new(&name).exists() {
                     gone.push(id);
                 }
             }
@@ -145,37 +137,30 @@ impl Index {
         Ok(gone.len() as u64)
     }
 
-    /// Index `file` from its indexed length on; returns records and bytes.
-    fn ingest_file(&mut self, file: &Path, known: Option<Known>) -> Result<(u64, u64), IndexError> {
+    /// Index `file` (named `name` in the index) from where `known` stopped,
+    /// or from its start; returns records and bytes.
+    fn ingest_file(&mut self, file: &Path, name: &str, known: Option<Cursor>) -> Result<(u64, u64), IndexError> {
         let io = |source| IndexError::Io {
             path: file.to_owned(),
             source,
         };
         let err = db(&self.path);
-        let known = match known {
-            Some(k) => k,
+        let mut cursor = match known {
+            Some(cursor) => cursor,
             None => {
                 self.conn
-                    .execute(
-                        "INSERT INTO files (name, indexed, lines) VALUES (?1, 0, 0)",
-                        [key(file)],
-                    )
+                    .execute("INSERT INTO files (name, indexed, lines) VALUES (?1, 0, 0)", [name])
                     .map_err(&err)?;
-                Known {
-                    id: self.conn.last_insert_rowid(),
-                    indexed: 0,
-                    lines: 0,
+                Cursor {
+                    file: self.conn.last_insert_rowid(),
+                    offset: 0,
+                    line: 0,
                 }
             }
         };
         let mut reader = BufReader::with_capacity(1 << 20, File::open(file).map_err(io)?);
-        reader.seek(SeekFrom::Start(known.indexed)).map_err(io)?;
-        let mut cursor = Cursor {
-            file: known.id,
-            offset: known.indexed,
-            line: known.lines,
-        };
-        let (mut records, start) = (0u64, known.indexed);
+        reader.seek(SeekFrom::Start(cursor.offset)).map_err(io)?;
+        let (mut records, start) = (0u64, cursor.offset);
         let mut buf = Vec::with_capacity(4096);
         loop {
             let tx = self.conn.transaction().map_err(&err)?;
@@ -209,8 +194,8 @@ impl Index {
     }
 }
 
-/// Where reading is: the file's id, the byte offset of the next line and
-/// the number of lines read.
+/// Where reading of a file is (or stopped): its id, the byte offset of the
+/// next line and the number of lines read.
 struct Cursor {
     file: i64,
     offset: u64,
