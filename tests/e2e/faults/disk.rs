@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tollgate_e2e::audit_support::modern;
+use tollgate_e2e::audit_support::{Exchange, modern};
 use tollgate_e2e::children::ChildGateway;
 use tollgate_e2e::{Demo, modern_body};
 
@@ -85,6 +85,35 @@ impl Drop for ReadOnly {
     }
 }
 
+/// `echo` calls of `text_bytes` with the ids in `ids` until one is not
+/// answered 200: how many were, and the first that was not.
+async fn until_refused(gw: &ChildGateway, ids: std::ops::Range<u64>, text_bytes: usize) -> (u64, Option<Exchange>) {
+    let mut answered = 0;
+    for id in ids {
+        let text = "x".repeat(text_bytes);
+        let body = modern_body(id, "tools/call", json!({"name": "echo", "arguments": {"text": text}}));
+        let ex = modern(gw.url("demo"), None, "tools/call", Some("echo"), body).await;
+        if ex.status != 200 {
+            return (answered, Some(ex));
+        }
+        answered += 1;
+    }
+    (answered, None)
+}
+
+/// Calls (ids from `first`) until one is answered again, within ten
+/// seconds, and the gateway is ready again.
+async fn served_again(gw: &ChildGateway, first: u64) {
+    for id in first..first + 100 {
+        if echo(gw, id).await == 200 {
+            assert_eq!(gw.ready_detail().await["ready"], true);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no recovery: {}", gw.log());
+}
+
 /// Every one of `answered` calls has its complete record in the trail at
 /// `audit`, and the trail verifies.
 async fn every_answer_recorded(audit: &std::path::Path, answered: u64) {
@@ -116,23 +145,7 @@ async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_reco
     };
     let audit = disk.0.clone();
     // Calls until the disk is full: each one answered was recorded first.
-    let mut answered = 0u64;
-    let mut refused = None;
-    for id in 0..2000 {
-        let body = modern_body(
-            id,
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "x".repeat(200)}}),
-        );
-        let ex = modern(gw.url("demo"), None, "tools/call", Some("echo"), body).await;
-        match ex.status {
-            200 => answered += 1,
-            _ => {
-                refused = Some(ex);
-                break;
-            }
-        }
-    }
+    let (mut answered, refused) = until_refused(&gw, 0..2000, 200).await;
     let refused = refused.expect("the small disk fills up");
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(refused.message()["error"]["code"], -32000, "{refused:?}");
@@ -151,16 +164,8 @@ async fn a_full_audit_disk_in_strict_mode_refuses_calls_loses_no_record_and_reco
 
     // More room: the writer recovers by itself and calls are served again.
     disk.grow("4m");
-    let mut served = false;
-    for id in 5000..5100 {
-        if echo(&gw, id).await == 200 {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(served, "no recovery: {}", gw.log());
-    assert_eq!(gw.ready_detail().await["ready"], true);
+    served_again(&gw, 5000).await;
+    answered += 1;
 
     every_answer_recorded(&audit, answered).await;
 }
@@ -229,31 +234,18 @@ async fn an_audit_directory_that_turns_read_only_in_strict_mode_refuses_calls_an
         answered += 1;
     }
     let read_only = ReadOnly::over(&audit);
-    let mut refused = None;
-    for id in 10..500 {
-        match echo(&gw, id).await {
-            200 => answered += 1,
-            status => {
-                refused = Some(status);
-                break;
-            }
-        }
-    }
-    assert_eq!(refused, Some(503), "calls are refused once no file can be written");
+    let (more, refused) = until_refused(&gw, 10..500, 1).await;
+    answered += more;
+    assert_eq!(
+        refused.map(|ex| ex.status),
+        Some(503),
+        "calls are refused once no file can be written"
+    );
     assert_eq!(gw.ready_detail().await["ready"], false);
     assert_eq!(echo(&gw, 600).await, 503, "and stay refused");
 
     drop(read_only);
-    let mut served = false;
-    for id in 700..800 {
-        if echo(&gw, id).await == 200 {
-            answered += 1;
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(served, "no recovery: {}", gw.log());
-    assert_eq!(gw.ready_detail().await["ready"], true);
+    served_again(&gw, 700).await;
+    answered += 1;
     every_answer_recorded(&audit, answered).await;
 }
