@@ -71,22 +71,4 @@ impl Index {
             path: path.to_owned(),
         })
     }
-
-    /// Open the index at `path` only when it exists.
-    ///
-    /// # Errors
-    ///
-    /// As [`Index::open`].
-    pub fn open_existing(path: &Path) -> Result<Option<Index>, IndexError> {
-        if path.is_file() {
-            Index::open(path).map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-
-    /// Where the index is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }

@@ -143,7 +143,9 @@ impl Hits<'_> {
         reader.seek(SeekFrom::Start(hit.offset)).map_err(io)?;
         let mut raw = String::new();
         reader.read_line(&mut raw).map_err(io)?;
-        let raw = raw.trim_end_matches('\n').to_owned();
+        if raw.ends_with('\n') {
+            raw.pop();
+        }
         let line = hit.line;
         let record: CallRecord = serde_json::from_str(&raw).map_err(|e| QueryError::Malformed {
             file: path.clone(),
