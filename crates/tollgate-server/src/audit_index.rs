@@ -79,14 +79,13 @@ fn run(dir: &PathBuf, stopped: &mpsc::Receiver<()>, metrics: &IndexMetrics) {
     let mut index: Option<Index> = None;
     loop {
         let last = !matches!(stopped.recv_timeout(INTERVAL), Err(RecvTimeoutError::Timeout));
-        let result = match index.as_mut() {
-            Some(open) => open.update(std::slice::from_ref(dir)),
-            None => Index::open(&path).and_then(|mut open| {
-                let progress = open.update(std::slice::from_ref(dir));
-                index = Some(open);
-                progress
-            }),
-        };
+        // The open index, or a fresh open after a failure.
+        let open = index.take().map_or_else(|| Index::open(&path), Ok);
+        let result = open.and_then(|mut open| {
+            let progress = open.update(std::slice::from_ref(dir));
+            index = Some(open);
+            progress
+        });
         match result {
             Ok(progress) => {
                 metrics.records.inc_by(progress.records);
