@@ -62,7 +62,13 @@ pub(crate) struct DecisionLine<'a> {
 }
 
 /// Decisions as stored: the order of [`tollgate_audit::Outcome`].
-pub(crate) const OUTCOMES: [&str; 4] = ["allow", "deny", "observe_deny", "not_evaluated"];
+const OUTCOMES: [&str; 4] = ["allow", "deny", "observe_deny", "not_evaluated"];
+
+/// How the decision named `outcome` is stored: its place in [`OUTCOMES`]
+/// (an unknown name as `not_evaluated`).
+pub(crate) fn outcome_code(outcome: &str) -> i64 {
+    OUTCOMES.iter().position(|o| *o == outcome).map_or(3, |i| i as i64)
+}
 
 impl CallLine<'_> {
     /// Microseconds since the epoch, from the RFC 3339 `time`.
@@ -76,8 +82,7 @@ impl CallLine<'_> {
     }
 
     pub(crate) fn decision_code(&self) -> i64 {
-        let outcome = self.decision.as_ref().map_or("not_evaluated", |d| d.outcome.as_ref());
-        OUTCOMES.iter().position(|o| *o == outcome).map_or(3, |i| i as i64)
+        outcome_code(self.decision.as_ref().map_or("not_evaluated", |d| d.outcome.as_ref()))
     }
 
     /// As `CallRecord::is_error`.

@@ -12,7 +12,7 @@ use tollgate_audit::{CallRecord, Entry, Filter, QueryError};
 
 use crate::Index;
 use crate::error::{IndexError, db};
-use crate::line::micros;
+use crate::line::{micros, outcome_code};
 
 /// Hits fetched per round trip to the database.
 const PAGE: usize = 4096;
@@ -73,8 +73,7 @@ impl Index {
             add("time <", Value::Integer(t));
         }
         if let Some(d) = filter.decision {
-            let code = crate::line::OUTCOMES.iter().position(|o| *o == d.as_str()).unwrap_or(3);
-            add("decision =", Value::Integer(code as i64));
+            add("decision =", Value::Integer(outcome_code(d.as_str())));
         }
         if let Some(status) = filter.status {
             add("status =", Value::Integer(status.into()));

@@ -9,7 +9,7 @@ use tollgate_meter::UsageSample;
 
 use crate::Index;
 use crate::error::{IndexError, db};
-use crate::line::micros;
+use crate::line::{micros, outcome_code};
 
 /// One complete call as the index holds it, names resolved: what a usage
 /// report sums, and what pricing reads beside it.
@@ -94,7 +94,7 @@ impl Index {
                     method: n.text(id(7).map_err(&err)?),
                     trace: r.get_ref(8).map_err(&err)?.as_str_or_null().ok().flatten(),
                     error: r.get(9).map_err(&err)?,
-                    denied: r.get::<_, i64>(10).map_err(&err)? == 1,
+                    denied: r.get::<_, i64>(10).map_err(&err)? == outcome_code("deny"),
                     bytes_in: u(r.get(11).map_err(&err)?),
                     bytes_out: u(r.get(12).map_err(&err)?),
                     tokens: u(r.get(13).map_err(&err)?),
