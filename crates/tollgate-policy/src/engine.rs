@@ -41,7 +41,8 @@ pub struct Settings {
     pub dir: PathBuf,
     /// The mode of routes not in `route_modes`.
     pub default_mode: PolicyMode,
-    /// Per-route modes.
+    /// Per-route modes at start ([`PolicyEngine::set_route_modes`] replaces
+    /// them on a reload).
     pub route_modes: HashMap<String, PolicyMode>,
     /// Seconds east of UTC for `context.hour`, `minute`, `weekday`.
     pub utc_offset_seconds: i32,
@@ -122,15 +123,18 @@ impl PolicyEngine {
     /// # Errors
     ///
     /// Every problem of the files, located.
-    pub fn from_files(settings: Settings, files: &PolicyFiles) -> Result<PolicyEngine, LoadErrors> {
+    pub fn from_files(mut settings: Settings, files: &PolicyFiles) -> Result<PolicyEngine, LoadErrors> {
         let types = Types::new().map_err(|e| SourceError::new(&files.dir, e.to_string()))?;
         let compiled = compile::compile(files, &types)?;
+        // The modes move to `modes`, which reloads replace: no stale copy
+        // stays in `settings`.
+        let modes = std::mem::take(&mut settings.route_modes);
         Ok(PolicyEngine {
             statics: Statics::new(&types),
             principals: PrincipalCache::new(settings.principal_cache_entries),
             decisions: DecisionCache::new(settings.decision_cache_entries),
             info: ArcSwap::from_pointee(ReloadInfo::loaded(&compiled)),
-            modes: ArcSwap::from_pointee(settings.route_modes.clone()),
+            modes: ArcSwap::from_pointee(modes),
             current: ArcSwap::from_pointee(Current {
                 generation: 1,
                 compiled,
