@@ -246,6 +246,11 @@ pub enum Phase {
     /// with the same `request_id` and `batch_index` follows unless the
     /// gateway stopped.
     Forwarding,
+    /// Not a call: an action taken in the console (an approval, an
+    /// export), naming who took it in `principal`, what in `method`
+    /// (`console/approve`, `console/export`) and `name`. Usage reports
+    /// do not count it.
+    Admin,
 }
 
 impl Phase {

@@ -30,6 +30,7 @@ pub struct DevIssuer {
     issuer: String,
     kid: String,
     key: EncodingKey,
+    pub(crate) verify_key: jsonwebtoken::DecodingKey,
     jwk: Value,
 }
 
@@ -77,6 +78,7 @@ impl DevIssuer {
         let key = EncodingKey::from_ec_pem(key_pem).map_err(bad)?;
         let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).map_err(bad)?;
         let kid = jwk.thumbprint(ThumbprintHash::SHA256).map_err(bad)?;
+        let verify_key = jsonwebtoken::DecodingKey::from_jwk(&jwk).map_err(bad)?;
         let mut jwk = serde_json::to_value(&jwk).map_err(|e| SetupError(e.to_string()))?;
         if let Some(obj) = jwk.as_object_mut() {
             obj.insert("kid".into(), Value::String(kid.clone()));
@@ -87,6 +89,7 @@ impl DevIssuer {
             issuer: issuer.to_owned(),
             kid,
             key,
+            verify_key,
             jwk,
         })
     }
@@ -121,6 +124,26 @@ impl DevIssuer {
         ttl: Duration,
         audience: &[String],
     ) -> Result<String, SetupError> {
+        let mut extra = serde_json::Map::new();
+        if let Some(team) = team {
+            extra.insert("team".into(), Value::String(team.to_owned()));
+        }
+        self.mint_with(subject, extra, scopes, ttl, audience)
+    }
+
+    /// [`DevIssuer::mint`] with any further claims (`team`, `groups`, ...).
+    ///
+    /// # Errors
+    ///
+    /// Signing failure.
+    pub fn mint_with(
+        &self,
+        subject: &str,
+        extra: serde_json::Map<String, Value>,
+        scopes: &[String],
+        ttl: Duration,
+        audience: &[String],
+    ) -> Result<String, SetupError> {
         let now = unix_now();
         let mut jti = [0u8; 16];
         SystemRandom::new()
@@ -137,13 +160,18 @@ impl DevIssuer {
             "exp": now + ttl.as_secs(),
             "jti": jti.iter().map(|b| format!("{b:02x}")).collect::<String>(),
         });
-        if let (Some(team), Some(obj)) = (team, claims.as_object_mut()) {
-            obj.insert("team".into(), Value::String(team.to_owned()));
+        if let Some(obj) = claims.as_object_mut() {
+            obj.extend(extra);
         }
+        self.sign(&claims, "at+jwt")
+    }
+
+    /// `claims` signed with its key, with JOSE `typ` `typ`.
+    pub(crate) fn sign(&self, claims: &Value, typ: &str) -> Result<String, SetupError> {
         let mut header = Header::new(Algorithm::ES256);
-        header.typ = Some("at+jwt".into());
+        header.typ = Some(typ.into());
         header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, &claims, &self.key).map_err(|e| SetupError(format!("signing: {e}")))
+        jsonwebtoken::encode(&header, claims, &self.key).map_err(|e| SetupError(format!("signing: {e}")))
     }
 
     /// The authenticator's view of this issuer: its key, fixed.

@@ -17,12 +17,13 @@ use crate::SetupError;
 /// Largest response body read from an identity endpoint.
 pub(crate) const MAX_BODY: usize = 1024 * 1024;
 
-/// Build the shared HTTP client.
+/// Build an HTTP client for identity endpoints (also the console's, for
+/// its token endpoint).
 ///
 /// # Errors
 ///
 /// TLS configuration failure.
-pub(crate) fn client() -> Result<reqwest::Client, SetupError> {
+pub fn client() -> Result<reqwest::Client, SetupError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());

@@ -329,6 +329,9 @@ pub struct DevIssuer {
     pub issuer: Option<String>,
     /// Allow it while a listener is not on loopback.
     pub allow_non_loopback: bool,
+    /// Who can sign in to the console through it (its authorization
+    /// endpoint signs in `login_hint`, else the first user).
+    pub users: Vec<crate::DevUser>,
 }
 
 impl Default for DevIssuer {
@@ -338,6 +341,7 @@ impl Default for DevIssuer {
             key_file: PathBuf::from("tollgate-dev-key.pem"),
             issuer: None,
             allow_non_loopback: false,
+            users: Vec::new(),
         }
     }
 }

@@ -9,6 +9,7 @@ mod audit;
 mod auth;
 mod budget;
 mod catalog;
+mod console;
 mod error;
 mod keyfile;
 mod load;
@@ -31,6 +32,7 @@ pub use auth::{
 };
 pub use budget::{Budget, BudgetKey, BudgetPeriod, Price};
 pub use catalog::{Catalog, CatalogMode, read_lock_text, write_lock_text};
+pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{AuthSecrets, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load, load_str, schema};

@@ -10,6 +10,7 @@ use toml::de::DeTable;
 use crate::locate::{Seg, line_col, render, span_of};
 
 mod auth;
+mod console;
 mod rate_limits;
 mod virtual_servers;
 
@@ -61,6 +62,8 @@ pub struct Loaded {
     pub dev_issuer: Option<DevIssuerSettings>,
     /// The `[limits.redis] password`, when one is configured.
     pub limit_store_password: Option<Secret>,
+    /// The `[console] client_secret`, when one is configured.
+    pub console_secret: Option<Secret>,
 }
 
 /// Read and validate a configuration file.
@@ -116,6 +119,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let session_keys = resolve_keys(&config, base, env, &mut problems);
     let auth_secrets = auth::resolve(&config, base, env, &mut problems);
     let limit_store_password = store_password(&config, base, env, &mut problems);
+    let console_secret = console::secret(&config, base, env, &mut problems);
     if !problems.is_empty() {
         return Err(ConfigErrors(
             problems
@@ -131,6 +135,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         session_keys,
         auth_secrets,
         limit_store_password,
+        console_secret,
     })
 }
 
@@ -196,6 +201,7 @@ fn validate(c: &Config, out: &mut Problems) {
     rate_limits::validate_resilience(c, out);
     validate_catalog(c, out);
     auth::validate(c, out);
+    console::validate(c, out);
 }
 
 fn validate_catalog(c: &Config, out: &mut Problems) {

@@ -61,6 +61,9 @@ pub struct Config {
     /// (off by default).
     #[serde(default)]
     pub catalog: Catalog,
+    /// The web console on the admin listener (off by default).
+    #[serde(default)]
+    pub console: crate::Console,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,
@@ -103,6 +106,21 @@ impl Config {
     /// `[catalog] mode`.
     pub fn catalog_mode(&self, server: &Server) -> CatalogMode {
         server.catalog.unwrap_or(self.catalog.mode)
+    }
+
+    /// The console's public URL, without a trailing slash: `[console] url`,
+    /// else `http://` + `listen.admin` + `/console`.
+    pub fn console_url(&self) -> String {
+        match &self.console.url {
+            Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+            None => format!("http://{}/console", self.listen.admin),
+        }
+    }
+
+    /// The issuer console users sign in with: `[console] issuer`, else the
+    /// development issuer.
+    pub fn console_issuer(&self) -> Option<String> {
+        self.console.issuer.clone().or_else(|| self.dev_issuer_url())
     }
 
     /// The development issuer's URL when it is enabled.

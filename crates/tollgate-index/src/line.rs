@@ -96,6 +96,11 @@ pub(crate) fn micros(t: SystemTime) -> Option<i64> {
     i64::try_from(t.duration_since(UNIX_EPOCH).ok()?.as_micros()).ok()
 }
 
+/// The time `micros` after the Unix epoch (the epoch itself when negative).
+pub(crate) fn from_micros(micros: i64) -> SystemTime {
+    UNIX_EPOCH + std::time::Duration::from_micros(micros.max(0).unsigned_abs())
+}
+
 /// Whether a line is a call record, without parsing it when it is not.
 pub(crate) fn is_call(line: &[u8]) -> bool {
     let head = &line[..line.len().min(160)];

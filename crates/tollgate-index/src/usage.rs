@@ -9,11 +9,11 @@ use tollgate_meter::UsageSample;
 
 use crate::Index;
 use crate::error::{IndexError, db};
-use crate::line::{micros, outcome_code};
+use crate::line::{from_micros, micros, outcome_code};
 
 /// One complete call as the index holds it, names resolved: what a usage
 /// report sums, and what pricing reads beside it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IndexedCall<'a> {
     /// The call as usage sees it; its `cost` is 0 (the caller prices it).
     pub usage: UsageSample<'a>,
@@ -21,6 +21,8 @@ pub struct IndexedCall<'a> {
     pub via: Option<&'a str>,
     /// The name a virtual server exposes it under.
     pub exposed: Option<&'a str>,
+    /// When the call arrived.
+    pub time: SystemTime,
 }
 
 impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
@@ -48,6 +50,7 @@ impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
             },
             via: r.virtual_server.as_deref(),
             exposed: r.exposed_name.as_deref(),
+            time: r.time,
         }
     }
 }
@@ -74,7 +77,7 @@ impl Index {
             .conn
             .prepare_cached(
                 "SELECT subject, team, cost_center, route, via, name, exposed, method, trace, error, decision, \
-                 bytes_in, bytes_out, tokens, catalog, duration_us \
+                 bytes_in, bytes_out, tokens, catalog, duration_us, time \
                  FROM calls NOT INDEXED \
                  WHERE rowid BETWEEN ?3 AND ?4 AND complete = 1 AND time >= ?1 AND time < ?2",
             )
@@ -104,6 +107,7 @@ impl Index {
                 },
                 via: n.text(id(4).map_err(&err)?),
                 exposed: n.text(id(6).map_err(&err)?),
+                time: from_micros(r.get(16).map_err(&err)?),
             };
             each(&call);
         }

@@ -34,6 +34,10 @@ pub(crate) struct PolicyMeta {
     pub(crate) scopes: Vec<String>,
     pub(crate) file: PathBuf,
     pub(crate) line: Option<usize>,
+    /// `permit` or `forbid`.
+    pub(crate) effect: &'static str,
+    /// The policy's text, as Cedar prints it.
+    pub(crate) source: Arc<str>,
 }
 
 /// A validated, indexed policy set.
@@ -219,6 +223,11 @@ fn adopt(
         scopes,
         file: file.path.clone(),
         line: at.map(|(l, _)| l),
+        effect: match p.effect() {
+            Effect::Permit => "permit",
+            Effect::Forbid => "forbid",
+        },
+        source: Arc::from(p.to_string()),
     };
     Ok((p.new_id(PolicyId::new(id)), body.clone(), meta))
 }

@@ -88,6 +88,33 @@ pub(crate) struct Current {
     pub(crate) compiled: Compiled,
 }
 
+/// One loaded policy, for the console and reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySummary {
+    /// Its `@id`.
+    pub id: Arc<str>,
+    /// `permit` or `forbid`.
+    pub effect: &'static str,
+    /// The file it is in, and its line there.
+    pub file: PathBuf,
+    /// The line of the file where it starts.
+    pub line: Option<usize>,
+    /// Its text, as Cedar prints it.
+    pub source: Arc<str>,
+}
+
+impl PolicySummary {
+    fn of(m: &crate::compile::PolicyMeta) -> PolicySummary {
+        PolicySummary {
+            id: m.id.clone(),
+            effect: m.effect,
+            file: m.file.clone(),
+            line: m.line,
+            source: m.source.clone(),
+        }
+    }
+}
+
 /// Cedar authorization for the gateway; share it behind an `Arc`.
 #[derive(Debug)]
 pub struct PolicyEngine {
@@ -162,6 +189,28 @@ impl PolicyEngine {
     /// (`[policy] mode` itself needs a restart).
     pub fn set_route_modes(&self, modes: HashMap<String, PolicyMode>) {
         self.modes.store(Arc::new(modes));
+    }
+
+    /// The policies in force, in file order.
+    pub fn policies(&self) -> Vec<PolicySummary> {
+        self.current
+            .load()
+            .compiled
+            .meta
+            .iter()
+            .map(PolicySummary::of)
+            .collect()
+    }
+
+    /// The policy in force with `@id` `id`.
+    pub fn policy(&self, id: &str) -> Option<PolicySummary> {
+        let current = self.current.load();
+        current
+            .compiled
+            .meta
+            .iter()
+            .find(|m| &*m.id == id)
+            .map(PolicySummary::of)
     }
 
     /// The settings the engine was built with.

@@ -44,7 +44,7 @@ mod validate;
 mod watch;
 
 pub use decision::{Decision, ListDecision, Reason};
-pub use engine::{PolicyEngine, Settings};
+pub use engine::{PolicyEngine, PolicySummary, Settings};
 pub use error::{Error, LoadErrors, Result, SourceError};
 pub use ids::{NAMESPACE, target_id};
 pub use model::{Action, CallRequest, ListItem, ListRequest, TargetKind, ToolAnnotations};

@@ -18,7 +18,6 @@ use tollgate_meter::GroupBy;
 
 use crate::index_cmd::{IndexArgs, IndexChoice};
 use crate::render::{self, QueryFormat, RenderError};
-use crate::spend;
 
 /// Audit trail tooling.
 #[derive(Subcommand)]
@@ -240,8 +239,10 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
     };
     let window = (args.window.since, args.window.until);
     let report = match args.source.open(&args.paths).map_err(Stop::Run)? {
-        Some(index) => spend::report_indexed(&index, by, window, &prices).map_err(|e| Stop::Run(e.into()))?,
-        None => spend::report(&args.paths, by, window, &prices).map_err(query_stop)?,
+        Some(index) => {
+            tollgate_report::spend::report_indexed(&index, by, window, &prices).map_err(|e| Stop::Run(e.into()))?
+        }
+        None => tollgate_report::spend::report(&args.paths, by, window, &prices).map_err(query_stop)?,
     };
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
@@ -259,11 +260,11 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
     let config = load_config(path)?;
     let now = args.window.until.unwrap_or_else(SystemTime::now);
-    let rows = crate::budgets::report(&args.paths, &config, now).map_err(query_stop)?;
+    let rows = tollgate_report::budgets::report(&args.paths, &config, now).map_err(query_stop)?;
     let text = match args.format {
-        UsageOutput::Table => crate::budgets::table(&rows),
-        UsageOutput::Csv => crate::budgets::csv(&rows),
-        UsageOutput::Json => crate::budgets::json(&rows),
+        UsageOutput::Table => tollgate_report::budgets::table(&rows),
+        UsageOutput::Csv => tollgate_report::budgets::csv(&rows),
+        UsageOutput::Json => tollgate_report::budgets::json(&rows),
     };
     print(&text)
 }

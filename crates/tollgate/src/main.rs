@@ -12,12 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod audit_cmd;
-mod budgets;
 mod catalog_cmd;
 mod index_cmd;
 mod policy_cmd;
 mod render;
-mod spend;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};

@@ -20,7 +20,7 @@ use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
 /// # Errors
 ///
 /// A file that cannot be read or a malformed line.
-pub(crate) fn report(
+pub fn report(
     paths: &[PathBuf],
     by: GroupBy,
     (since, until): (Option<SystemTime>, Option<SystemTime>),
@@ -49,7 +49,7 @@ pub(crate) fn report(
 /// # Errors
 ///
 /// A database error.
-pub(crate) fn report_indexed(
+pub fn report_indexed(
     index: &Index,
     by: GroupBy,
     (since, until): (Option<SystemTime>, Option<SystemTime>),
@@ -71,11 +71,12 @@ fn indexed_sample<'c>(c: &IndexedCall<'c>, prices: &Prices) -> UsageSample<'c> {
 }
 
 /// What a record's tokens cost under `prices`.
-pub(crate) fn cost(r: &CallRecord, prices: &Prices) -> f64 {
+pub fn cost(r: &CallRecord, prices: &Prices) -> f64 {
     call_cost(&IndexedCall::from(r), prices)
 }
 
-fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
+/// What an indexed call's tokens cost under `prices`.
+pub fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
     let call = Priced {
         route: c.usage.server,
         via: c.via,
@@ -86,6 +87,6 @@ fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
 }
 
 /// A record as usage sees it.
-pub(crate) fn sample<'r>(r: &'r CallRecord, prices: &Prices) -> UsageSample<'r> {
+pub fn sample<'r>(r: &'r CallRecord, prices: &Prices) -> UsageSample<'r> {
     indexed_sample(&IndexedCall::from(r), prices)
 }

@@ -16,21 +16,28 @@ use tollgate_limit::Spender;
 
 /// One budget and key this period.
 #[derive(Debug)]
-pub(crate) struct BudgetRow {
-    pub(crate) budget: String,
-    pub(crate) key: String,
-    pub(crate) period: &'static str,
+pub struct BudgetRow {
+    /// The budget's id.
+    pub budget: String,
+    /// The team, cost centre or principal it counts.
+    pub key: String,
+    /// `day`, `week` or `month`.
+    pub period: &'static str,
     /// RFC 3339, in UTC.
-    pub(crate) start: String,
-    pub(crate) end: String,
-    pub(crate) spent: u64,
-    pub(crate) tokens: u64,
-    pub(crate) remaining: u64,
+    pub start: String,
+    /// The period's end, RFC 3339, in UTC.
+    pub end: String,
+    /// Tokens spent this period.
+    pub spent: u64,
+    /// The budget's limit, in tokens.
+    pub tokens: u64,
+    /// What is left of it.
+    pub remaining: u64,
     /// Spend at the end of the period if it goes on at the pace so far.
-    pub(crate) projected: u64,
+    pub projected: u64,
     /// What the spend cost (`[[limits.prices]]`), and in which currency;
     /// `None` without prices.
-    pub(crate) cost: Option<(f64, String)>,
+    pub cost: Option<(f64, String)>,
 }
 
 /// The budgets of `config` against the records in `paths`, at `now`.
@@ -38,7 +45,7 @@ pub(crate) struct BudgetRow {
 /// # Errors
 ///
 /// A file that cannot be read or a malformed line.
-pub(crate) fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
+pub fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
     let limits = &config.limits;
     let periods: Vec<(SystemTime, SystemTime)> = limits
         .budgets
@@ -128,7 +135,7 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 /// The rows as an aligned table; a `COST` column when they are priced.
-pub(crate) fn table(rows: &[BudgetRow]) -> String {
+pub fn table(rows: &[BudgetRow]) -> String {
     let currency = rows.iter().find_map(|r| r.cost.as_ref().map(|c| c.1.as_str()));
     let mut out = format!(
         "{:<24} {:<20} {:<6} {:>14} {:>14} {:>14} {:>14}  {:<20}",
@@ -153,7 +160,7 @@ pub(crate) fn table(rows: &[BudgetRow]) -> String {
 }
 
 /// The rows as a JSON document: `{"budgets": [...]}`.
-pub(crate) fn json(rows: &[BudgetRow]) -> String {
+pub fn json(rows: &[BudgetRow]) -> String {
     let rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
@@ -169,7 +176,7 @@ pub(crate) fn json(rows: &[BudgetRow]) -> String {
 }
 
 /// The rows as CSV.
-pub(crate) fn csv(rows: &[BudgetRow]) -> String {
+pub fn csv(rows: &[BudgetRow]) -> String {
     let mut out = String::from("budget,key,period,start,end,spent,tokens,remaining,projected,cost,currency\n");
     for r in rows {
         let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
