@@ -33,6 +33,8 @@ cat <<MSG
     MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
     Virtual     $GATEWAY/mcp/workspace   (demo's tools as demo_*, plus ops' weather and ops_countdown)
     Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
+    Console     $ADMIN/console/login   (signs in as alice, admin; as a viewer:
+                                        $ADMIN/console/login?login_hint=victor)
     Catalog     $ADMIN/catalog   (enforce: only what examples/catalog.lock approves is served;
                                   review changes with: $BIN/tollgate catalog diff)
     Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo

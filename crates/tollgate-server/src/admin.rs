@@ -58,8 +58,9 @@ pub(crate) struct AdminState {
 }
 
 /// The admin router. With the development issuer enabled, it also serves
-/// that issuer's discovery document and JWKS under `/dev-issuer`.
-pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
+/// that issuer's discovery document and JWKS under `/dev-issuer` (naming
+/// its sign-in endpoints when `signin`: see `dev_signin`).
+pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>, signin: bool) -> Router {
     let mut router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
@@ -67,11 +68,19 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>) -> Router {
         .route("/catalog", get(catalog));
     if let Some(dev) = dev {
         let jwks = Json(dev.jwks());
-        let discovery = Json(serde_json::json!({
+        let base = dev.issuer().trim_end_matches('/');
+        let mut doc = serde_json::json!({
             "issuer": dev.issuer(),
-            "jwks_uri": format!("{}/jwks.json", dev.issuer().trim_end_matches('/')),
+            "jwks_uri": format!("{base}/jwks.json"),
             "id_token_signing_alg_values_supported": ["ES256"],
-        }));
+        });
+        if signin {
+            doc["authorization_endpoint"] = format!("{base}/authorize").into();
+            doc["token_endpoint"] = format!("{base}/token").into();
+            doc["code_challenge_methods_supported"] = serde_json::json!(["S256"]);
+            doc["grant_types_supported"] = serde_json::json!(["authorization_code"]);
+        }
+        let discovery = Json(doc);
         router = router
             .route("/dev-issuer/jwks.json", get(move || async move { jwks }))
             .route(
@@ -99,22 +108,40 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
     if !detail {
         return (status, if ready { "ready\n" } else { "not ready\n" }).into_response();
     }
-    // Catalog syncs are reported, not required: a gate with an old or no
-    // snapshot still only lets approved definitions through.
+    // Catalog syncs, virtual servers, breakers and the limit store are
+    // reported, not required: a gate with an old or no snapshot still only
+    // lets approved definitions through, an open breaker answers its own
+    // calls with 503, and a limit store that is down follows each rule's
+    // `on_store_error`.
     let routes = g.routes();
     let catalogs: serde_json::Map<String, serde_json::Value> = routes
         .iter()
         .map(|r| (r.name.to_string(), report::sync_json(r)))
         .collect();
-    let virtuals: serde_json::Map<String, serde_json::Value> = g
-        .front
+    let detail = serde_json::json!({
+        "ready": ready,
+        "checks": {"serving": serving, "issuer_keys": issuers_ok, "audit": audit_ok},
+        "catalogs": catalogs,
+        "virtual_servers": virtuals_json(&g),
+        "limit_store": store_json(&g),
+        "upstreams": upstreams_json(&routes),
+        "config": config_json(&s.live, &g),
+    });
+    (status, Json(detail)).into_response()
+}
+
+/// Each virtual server's members and their health.
+pub(crate) fn virtuals_json(g: &Generation) -> serde_json::Map<String, serde_json::Value> {
+    g.front
         .virtuals
         .values()
         .map(|v| (v.name.to_string(), crate::vserver::health(v).to_json()))
-        .collect();
-    // Upstream breakers are reported, not required: an open one answers
-    // its own calls with 503 while the gateway serves the rest.
-    let upstreams: serde_json::Map<String, serde_json::Value> = routes
+        .collect()
+}
+
+/// Each route's breaker and concurrency.
+pub(crate) fn upstreams_json(routes: &[Arc<crate::route::Route>]) -> serde_json::Map<String, serde_json::Value> {
+    routes
         .iter()
         .map(|r| {
             let g = &r.upstream.guard;
@@ -123,24 +150,15 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
             let v = serde_json::json!({"breaker": breaker, "in_flight": in_flight, "max_concurrent": max});
             (r.name.to_string(), v)
         })
-        .collect();
-    // A limit store that is down is reported, not required: each rule
-    // then follows its `on_store_error`.
-    let store = g
-        .shared
+        .collect()
+}
+
+/// The limit store's health, when there is one.
+pub(crate) fn store_json(g: &Generation) -> Option<serde_json::Value> {
+    g.shared
         .limiter
         .store_health()
-        .map(|h| serde_json::json!({"kind": "redis", "up": h.up, "errors": h.errors, "last_error": h.last_error}));
-    let detail = serde_json::json!({
-        "ready": ready,
-        "checks": {"serving": serving, "issuer_keys": issuers_ok, "audit": audit_ok},
-        "catalogs": catalogs,
-        "virtual_servers": virtuals,
-        "limit_store": store,
-        "upstreams": upstreams,
-        "config": config_json(&s.live, &g),
-    });
-    (status, Json(detail)).into_response()
+        .map(|h| serde_json::json!({"kind": "redis", "up": h.up, "errors": h.errors, "last_error": h.last_error}))
 }
 
 /// The configuration in force and how reloads went.

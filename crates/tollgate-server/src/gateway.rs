@@ -72,6 +72,9 @@ pub enum GatewayError {
     /// The catalog lock is invalid.
     #[error("catalog lock: {0}")]
     Catalog(String),
+    /// The console cannot be set up.
+    #[error("console: {0}")]
+    Console(String),
 }
 
 /// A gateway built from configuration, ready to serve.
@@ -135,7 +138,7 @@ impl Gateway {
             spans: tracing.as_ref().map_or_else(Spans::disabled, TracingGuard::spans),
             call_metrics: Arc::new(CallMetrics::register(&registry)?),
             extra,
-            dev: dev_issuer(loaded)?,
+            dev: dev_issuer(loaded)?.map(Arc::new),
             workers,
         });
         let live = Arc::new(Live::new(generation::build(loaded.clone(), &base, None, 1)?));
@@ -165,7 +168,7 @@ impl Gateway {
         };
         Ok(Gateway {
             public: stack::build(live.clone(), Metrics::register(&registry)?, &config.limits),
-            admin: admin::router(admin_state, base.dev.as_ref()),
+            admin: admin_router(loaded, admin_state, base.dev.clone())?,
             background: Background {
                 policy,
                 watch_policies: config.policy.watch,
@@ -364,6 +367,40 @@ pub(crate) fn auth_err(e: impl std::fmt::Display) -> GatewayError {
 }
 
 /// The development issuer, its key read or created on first use.
+/// The admin router: operations endpoints, the development issuer, and the
+/// console when `[console] enabled`.
+fn admin_router(
+    loaded: &Loaded,
+    state: admin::AdminState,
+    dev: Option<Arc<DevIssuer>>,
+) -> Result<axum::Router, GatewayError> {
+    let console = tollgate_console::Settings::from_loaded(loaded);
+    let signin = match (&dev, &console) {
+        (Some(dev), Some(settings)) if settings.issuer == dev.issuer() => Some(crate::dev_signin::routes(
+            dev.clone(),
+            settings,
+            &loaded.config.dev_issuer.users,
+        )),
+        _ => None,
+    };
+    let backend = Arc::new(crate::console::ConsoleBackend {
+        live: state.live.clone(),
+        audit: state.audit.clone(),
+        approvals: state.approvals.clone(),
+        lock: state.lock.clone(),
+        writing: std::sync::Mutex::new(()),
+    });
+    let mut router = admin::router(state, dev.as_deref(), signin.is_some());
+    if let Some(signin) = signin {
+        router = router.merge(signin);
+    }
+    if let Some(settings) = console {
+        let console = tollgate_console::router(settings, backend).map_err(|e| GatewayError::Console(e.to_string()))?;
+        router = router.merge(console);
+    }
+    Ok(router)
+}
+
 fn dev_issuer(loaded: &Loaded) -> Result<Option<DevIssuer>, GatewayError> {
     let Some(settings) = &loaded.dev_issuer else {
         return Ok(None);

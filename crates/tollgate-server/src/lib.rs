@@ -11,6 +11,8 @@ mod admin;
 mod audit_index;
 mod body;
 pub(crate) mod catalog;
+mod console;
+mod dev_signin;
 mod facts;
 mod gateway;
 mod layer;

@@ -37,7 +37,7 @@ pub(crate) struct Base {
     pub(crate) call_metrics: Arc<CallMetrics>,
     /// An embedder's own observers of every call.
     pub(crate) extra: Vec<Arc<dyn CallObserver>>,
-    pub(crate) dev: Option<DevIssuer>,
+    pub(crate) dev: Option<Arc<DevIssuer>>,
     pub(crate) workers: usize,
 }
 
@@ -63,7 +63,7 @@ pub(crate) fn build(
     number: u64,
 ) -> Result<Generation, GatewayError> {
     let config = &loaded.config;
-    let authenticator = authenticator(&loaded, base.dev.as_ref(), previous)?;
+    let authenticator = authenticator(&loaded, base.dev.as_deref(), previous)?;
     let issuers = authenticator.issuers();
     let authenticated = config.servers.iter().any(|s| config.auth_required(s))
         || config.virtual_servers.iter().any(|v| config.virtual_auth_required(v));

@@ -1,0 +1,146 @@
+// Catalog: what each upstream server offers against the catalogue lock.
+// Approved entries match the lock; quarantined and blocked ones changed or
+// appeared since and wait for an approver; findings are the poisoning
+// checks' warnings about a definition (instructions hidden in a tool
+// description, for instance) and are shown beside the entry they concern.
+'use strict';
+
+(function (T) {
+  const { el } = T;
+  const STATES = [['quarantined', 'Quarantined'], ['blocked', 'Blocked'], ['unlisted', 'Unlisted'], ['approved', 'Approved']];
+  const APPROVABLE = ['quarantined', 'blocked'];
+  const MODE_KIND = { enforce: 'ok', observe: 'warn', off: 'plain' };
+
+  function finding(f) {
+    return el('div', { class: 'finding', testid: 'finding', role: 'note', data: { check: f.check, kind: f.kind, key: f.key } },
+      el('strong', {}, `Warning: ${f.check || 'finding'}`),
+      ' in ', el('code', {}, `${f.kind || ''} ${f.key || ''}`.trim()),
+      f.field ? [' field ', el('code', {}, f.field)] : null,
+      f.excerpt ? el('pre', { class: 'excerpt' }, f.excerpt) : null);
+  }
+
+  const json = (summary, value) => el('details', { class: 'definition' },
+    el('summary', {}, summary), el('pre', { class: 'json' }, JSON.stringify(value, null, 2)));
+
+  function syncText(sync) {
+    if (!sync) return 'not synced';
+    const parts = [sync.state || 'unknown'];
+    if (typeof sync.age_seconds === 'number') parts.push(`last synced ${T.fmt.age(sync.age_seconds)}`);
+    if (typeof sync.successes === 'number') parts.push(`${sync.successes} ok / ${sync.failures || 0} failed`);
+    return parts.join(' · ');
+  }
+
+  T.pages.catalog = function (root) {
+    const status = el('div', { role: 'status', class: 'status' });
+    const errors = el('div');
+    const body = el('div');
+    root.append(status, errors, body);
+    let me = { can: {} };
+
+    async function approve(server, entry, button) {
+      button.disabled = true;
+      try {
+        const res = await T.api('/console/api/catalog/approve', { body: { server, kind: entry.kind, key: entry.name } });
+        const a = res.approved || {};
+        status.replaceChildren(el('p', { class: 'ok-text', testid: 'approved' },
+          `Approved ${a.kind} ${a.key} on ${a.server} at revision ${a.revision}.`));
+        T.clearError(errors);
+        await load();
+      } catch (err) {
+        button.disabled = false;
+        T.showError(errors, err);
+      }
+    }
+
+    function entriesTable(server, state, label, entries, findings) {
+      const canApprove = me.can && me.can.approve && APPROVABLE.includes(state);
+      const columns = [
+        { label: 'Kind', value: (e) => T.value(e.kind) },
+        {
+          label: 'Name',
+          value: (e) => [el('code', {}, e.name),
+            findings.filter((f) => f.kind === e.kind && f.key === e.name).map(finding)],
+        },
+        { label: 'Live revision', value: (e) => T.value(e.live_revision) },
+        { label: 'Approved revision', value: (e) => T.value(e.approved_revision) },
+        { label: 'Approved by', value: (e) => T.value(e.approved_by) },
+        { label: 'Approved at', value: (e) => T.time(e.approved_at) },
+      ];
+      if (canApprove) {
+        columns.push({
+          label: 'Action',
+          value: (e) => el('button', {
+            type: 'button',
+            testid: `approve-${server}-${e.kind}-${e.name}`,
+            'aria-label': `Approve ${e.kind} ${e.name}`,
+            on: { click: (ev) => approve(server, e, ev.currentTarget) },
+          }, 'Approve'),
+        });
+      }
+      return T.table({
+        caption: `${label} (${entries.length})`,
+        testid: `catalog-${server}-${state}`,
+        rows: entries,
+        rowAttrs: (e) => (APPROVABLE.includes(state) ? { testid: `entry-${server}-${e.kind}-${e.name}`, data: { state } } : { data: { state } }),
+        columns,
+      });
+    }
+
+    function diffView(diff) {
+      const added = diff.added || [];
+      const changed = diff.changed || [];
+      const removed = diff.removed || [];
+      if (!added.length && !changed.length && !removed.length) return el('p', { class: 'muted' }, 'The live catalogue matches the lock.');
+      return el('ul', { class: 'diff' },
+        added.map((a) => el('li', { data: { change: 'added' } },
+          T.badge('added', 'warn'), ' ', `${a.kind} `, el('code', {}, a.key), a.revision ? ` at revision ${a.revision}` : '',
+          (a.findings || []).map(finding),
+          a.definition !== undefined ? json('New definition', a.definition) : null)),
+        changed.map((c) => el('li', { data: { change: 'changed' } },
+          T.badge('changed', 'warn'), ' ', `${c.kind} `, el('code', {}, c.key),
+          typeof c.to !== 'object' ? ` from revision ${T.fmt.int(c.from)} to ${T.fmt.int(c.to)}` : '',
+          (c.changes || []).length ? el('ul', {}, c.changes.map((ch) => el('li', {}, typeof ch === 'object' ? JSON.stringify(ch) : String(ch)))) : null,
+          (c.findings || []).map(finding),
+          c.definition !== undefined ? json('New definition', c.definition)
+            : c.to !== null && typeof c.to === 'object' ? json('New definition', c.to) : null)),
+        removed.map((r) => el('li', { data: { change: 'removed' } },
+          T.badge('removed', 'plain'), ' ',
+          typeof r === 'object' && r !== null ? [`${r.kind || ''} `, el('code', {}, r.key || r.name || JSON.stringify(r))] : String(r))));
+    }
+
+    function serverSection(name, s) {
+      const findings = s.findings || [];
+      const listed = new Set();
+      for (const [state] of STATES) for (const e of s[state] || []) listed.add(`${e.kind}\u0000${e.name}`);
+      const loose = findings.filter((f) => !listed.has(`${f.kind}\u0000${f.key}`));
+      const section = T.section(name, { class: 'card server', testid: `catalog-${name}`, data: { mode: s.mode } },
+        el('p', {}, 'Mode ', T.badge(s.mode, MODE_KIND[s.mode]), ' · sync ', el('span', { data: { field: 'sync' } }, syncText(s.sync)),
+          s.sync && s.sync.last_error ? el('span', { class: 'bad-text' }, ` · last error: ${s.sync.last_error}`) : null),
+        T.kv({
+          versions: s.versions,
+          ...Object.fromEntries(STATES.map(([state]) => [state, (s[state] || []).length])),
+          findings: findings.length,
+        }),
+        loose.length ? el('div', { class: 'findings' }, loose.map(finding)) : null);
+      for (const [state, label] of STATES) {
+        const entries = s[state] || [];
+        if (entries.length) section.append(entriesTable(name, state, label, entries, findings));
+      }
+      if (s.diff) section.append(el('h3', {}, 'Changes since the lock'), diffView(s.diff));
+      return section;
+    }
+
+    async function load() {
+      const [who, data] = await Promise.all([T.me(), T.api('/console/api/catalog')]);
+      me = who;
+      const lock = data.lock || {};
+      const servers = Object.entries(data.servers || {});
+      body.replaceChildren(
+        T.section('Catalogue lock', { testid: 'catalog-lock' }, T.kv(lock)),
+        ...(servers.length ? servers.map(([name, s]) => serverSection(name, s))
+          : [el('p', { class: 'muted' }, 'No upstream server has a catalogue yet.')]));
+    }
+
+    return load();
+  };
+}(window.Tollgate));

@@ -1,0 +1,137 @@
+// Spend: calls, tokens and cost grouped by team, cost centre, subject,
+// server or tool over the last day, week or month; the tokens spent on
+// sending tool catalogues to clients shown apart; and the budgets with
+// their projection to the end of their period.
+'use strict';
+
+(function (T) {
+  const { el } = T;
+
+  const BY = [['team', 'Team'], ['cost_center', 'Cost centre'], ['subject', 'Subject'], ['server', 'Server'], ['tool', 'Tool']];
+  const PERIODS = [['day', 'Last 24 hours'], ['week', 'Last 7 days'], ['month', 'Last 30 days']];
+  const pick = (options, value, fallback) => (options.some(([v]) => v === value) ? value : fallback);
+  const labelOf = (options, value) => (options.find(([v]) => v === value) || [value, value])[1];
+
+  function costText(cost, currency) {
+    return typeof cost === 'number' ? T.fmt.cost(cost, currency) : T.fmt.int(null);
+  }
+
+  function rowsTable(data) {
+    const currency = data.currency;
+    return T.table({
+      caption: `Usage by ${labelOf(BY, data.by).toLowerCase()}`,
+      testid: 'spend-table',
+      rows: data.rows || [],
+      foot: data.total,
+      empty: 'No calls in this period.',
+      columns: [
+        { label: labelOf(BY, data.by), value: (r) => T.value(r.key) },
+        T.intColumn('Calls', 'calls'),
+        T.intColumn('Errors', 'errors'),
+        T.intColumn('Denials', 'denied'),
+        T.intColumn('Tokens', 'tokens'),
+        T.intColumn('Catalogue tokens', 'catalog_tokens'),
+        { label: 'Bytes in', numeric: true, value: (r) => T.num(r.bytes_in, T.fmt.bytes(r.bytes_in)) },
+        { label: 'Bytes out', numeric: true, value: (r) => T.num(r.bytes_out, T.fmt.bytes(r.bytes_out)) },
+        { label: currency ? `Cost (${currency})` : 'Cost', numeric: true, value: (r) => T.num(r.cost, costText(r.cost)) },
+      ],
+    });
+  }
+
+  function budgetsTable(budgets) {
+    const over = (b) => typeof b.projected === 'number' && typeof b.limit === 'number' && b.projected > b.limit;
+    return T.table({
+      caption: 'Budgets and their projection to the end of the period',
+      testid: 'budgets',
+      rows: budgets,
+      empty: 'No budgets are configured.',
+      rowAttrs: (b) => ({ class: over(b) ? 'over' : null, data: { over: String(over(b)), budget: b.budget, key: b.key } }),
+      columns: [
+        { label: 'Budget', value: (b) => T.value(b.budget) },
+        { label: 'Key', value: (b) => T.value(b.key) },
+        { label: 'Period', value: (b) => [T.value(b.period), el('br'), el('span', { class: 'muted' }, T.time(b.start), ' – ', T.time(b.end))] },
+        { label: 'Spent / limit', numeric: true, value: (b) => [T.num(b.spent, T.fmt.int(b.spent), { data: { field: 'spent', value: b.spent ?? '' } }), ' / ', T.num(b.limit, T.fmt.int(b.limit), { data: { field: 'limit', value: b.limit ?? '' } })] },
+        T.intColumn('Remaining', 'remaining'),
+        {
+          label: 'Projected',
+          numeric: true,
+          value: (b) => [T.num(b.projected), over(b) ? el('span', { class: 'badge badge-bad' }, 'over limit') : null],
+        },
+        { label: 'Cost', numeric: true, value: (b) => T.num(b.cost, costText(b.cost, b.currency)) },
+      ],
+    });
+  }
+
+  T.pages.spend = function (root) {
+    const url = T.urlParams();
+    const by = T.select('by', BY, pick(BY, url.get('by'), 'team'));
+    const period = T.select('period', PERIODS, pick(PERIODS, url.get('period'), 'day'));
+    const csv = el('a', { testid: 'spend-csv', download: true }, 'Download CSV');
+    const form = el('form', { class: 'controls', on: { submit: (e) => e.preventDefault() } },
+      T.field('Group by', by), T.field('Period', period), el('p', {}, csv));
+    const range = el('p', { class: 'muted' });
+    const errors = el('div');
+    const tiles = el('div', { class: 'tiles' });
+    const catalog = T.section('Catalogue context cost', { class: 'card catalog-cost' });
+    const chartSection = T.section('Tokens over time');
+    const chart = T.chart(chartSection, {
+      label: 'Tokens and catalogue tokens per interval',
+      bars: true,
+      series: [{ label: 'Tokens', key: 'tokens' }, { label: 'Catalogue tokens', key: 'catalog' }],
+    });
+    const chartSummary = el('p', { class: 'muted' });
+    chartSection.append(chartSummary);
+    const rows = el('div');
+    const budgets = T.section('Budgets');
+    root.append(form, range, errors, tiles, catalog, chartSection, T.section('Usage', {}, rows), budgets);
+
+    function draw(data) {
+      const total = data.total || {};
+      const cat = data.catalog || {};
+      range.replaceChildren('From ', T.time(data.since), ' to ', T.time(data.until), '.');
+      tiles.replaceChildren(
+        T.tile({ label: 'Calls', raw: total.calls, testid: 'spend-calls' }),
+        T.tile({ label: 'Tokens', raw: total.tokens, testid: 'spend-tokens' }),
+        T.tile({
+          label: 'Cost',
+          raw: total.cost,
+          text: costText(total.cost),
+          unit: data.currency || null,
+          hint: data.currency ? '' : 'No prices are configured',
+          testid: 'spend-cost',
+        }));
+      const catTokens = cat.tokens ?? total.catalog_tokens;
+      catalog.replaceChildren(catalog.firstChild,
+        el('div', { class: 'tiles' },
+          T.tile({ label: 'Catalogue tokens', raw: catTokens, testid: 'spend-catalog-tokens' }),
+          T.tile({ label: 'Share of all tokens', raw: cat.share, text: T.fmt.percent(cat.share), testid: 'spend-catalog-share', hint: '' })),
+        el('p', { class: 'muted' }, 'Tokens spent sending tool, prompt and resource lists to clients, before any call is made.'));
+
+      const series = data.series || [];
+      chart.set(series.map((p) => p.t), [series.map((p) => p.tokens), series.map((p) => p.catalog_tokens)]);
+      const peak = series.reduce((best, p) => (best && best.tokens >= p.tokens ? best : p), null);
+      chartSummary.textContent = peak
+        ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${peak.tokens} tokens (${peak.catalog_tokens} catalogue).`
+        : 'No tokens in this period.';
+
+      rows.replaceChildren(rowsTable(data));
+      budgets.replaceChildren(budgets.firstChild, budgetsTable(data.budgets || []));
+    }
+
+    async function load() {
+      const params = { by: by.value, period: period.value };
+      T.setUrl(params);
+      csv.href = `/console/api/spend.csv?${T.query(params)}`;
+      try {
+        draw(await T.api('/console/api/spend', { params }));
+        T.clearError(errors);
+      } catch (err) {
+        T.showError(errors, err);
+      }
+    }
+
+    by.addEventListener('change', load);
+    period.addEventListener('change', load);
+    return load();
+  };
+}(window.Tollgate));

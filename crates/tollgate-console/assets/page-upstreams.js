@@ -1,0 +1,66 @@
+// Upstreams: the MCP servers behind the gateway with their circuit
+// breakers, concurrency and catalogue sync, plus the virtual servers, the
+// rate-limit store and the MCP sessions Tollgate holds; refreshed every
+// 5 seconds while the tab is visible.
+'use strict';
+
+(function (T) {
+  const { el } = T;
+  const BREAKER_KIND = { closed: 'ok', half_open: 'warn', open: 'bad' };
+
+  function syncCell(sync) {
+    if (!sync || typeof sync !== 'object') return T.value(sync);
+    const parts = [sync.state || 'unknown'];
+    if (typeof sync.age_seconds === 'number') parts.push(T.fmt.age(sync.age_seconds));
+    return [parts.join(' · '), sync.last_error ? el('div', { class: 'bad-text' }, sync.last_error) : null];
+  }
+
+  function upstreamsTable(upstreams) {
+    return T.table({
+      caption: 'Breakers, concurrency and catalogue sync per upstream',
+      testid: 'upstreams-table',
+      rows: upstreams,
+      empty: 'No upstream servers are configured.',
+      rowAttrs: (u) => ({ data: { upstream: u.name, breaker: u.breaker ?? 'none' } }),
+      columns: [
+        { label: 'Name', value: (u) => el('code', {}, u.name) },
+        { label: 'URL', value: (u) => T.value(u.url) },
+        { label: 'Breaker', value: (u) => (u.breaker ? T.badge(u.breaker.replace('_', ' '), BREAKER_KIND[u.breaker]) : 'none') },
+        T.intColumn('In flight', 'in_flight'),
+        T.intColumn('Max concurrent', 'max_concurrent'),
+        { label: 'Catalogue sync', value: (u) => syncCell(u.sync) },
+      ],
+    });
+  }
+
+  T.pages.upstreams = function (root) {
+    const status = el('p', { class: 'live', 'aria-live': 'off' }, 'Loading…');
+    const errors = el('div');
+    const live = el('div', { 'aria-live': 'off' });
+    root.append(status, errors, live);
+
+    function draw(data) {
+      const virtual = Object.entries(data.virtual_servers || {});
+      live.replaceChildren(
+        T.section('Upstream servers', {}, upstreamsTable(data.upstreams || [])),
+        T.section('Virtual servers', { testid: 'virtual-servers' },
+          virtual.length
+            ? virtual.map(([name, v]) => el('div', { class: 'sub', data: { virtualServer: name } }, el('h3', {}, name), T.kv(v)))
+            : el('p', { class: 'muted' }, 'No virtual servers are configured.')),
+        T.section('Rate-limit store', { testid: 'limit-store' },
+          data.limit_store ? T.kv(data.limit_store) : el('p', { class: 'muted' }, 'No shared rate-limit store: limits are kept in this process.')),
+        T.section('Sessions', { testid: 'sessions' }, T.kv(data.sessions)));
+    }
+
+    T.poll(async () => {
+      try {
+        draw(await T.api('/console/api/upstreams'));
+        T.clearError(errors);
+        status.textContent = `Live · updated ${T.fmt.time(Date.now() / 1000).slice(11)}`;
+      } catch (err) {
+        T.showError(errors, err);
+        status.textContent = 'Live · the last refresh failed';
+      }
+    }, 5000);
+  };
+}(window.Tollgate));

@@ -1,0 +1,156 @@
+//! The pages about the running gateway: the catalog and its approvals,
+//! the policies and "would this be allowed", upstream health; and the five
+//! answers of one call record.
+//!
+//! `POST /console/api/catalog/approve` needs the approver role and, from a
+//! browser, the CSRF token; the approval is written to the audit trail
+//! before it is answered.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::Json;
+use axum::extract::State;
+use http::HeaderMap;
+use serde_json::{Value, json};
+use tollgate_audit::{CallRecord, Filter, Outcome};
+
+use super::{record_action, with_index};
+use crate::backend::{ApprovalRequest, CheckRequest};
+use crate::caller::Caller;
+use crate::error::ConsoleError;
+use crate::roles::Role;
+use crate::state::Shared;
+
+/// Recent denials shown on the policies page.
+const RECENT_DENIALS: usize = 20;
+/// Denials read to count per policy.
+const DENIALS_READ: usize = 10_000;
+
+/// `GET /console/api/catalog`.
+pub(crate) async fn catalog(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    Ok(Json(s.backend.catalog()))
+}
+
+/// `POST /console/api/catalog/approve`.
+pub(crate) async fn approve(
+    State(s): State<Arc<Shared>>,
+    caller: Caller,
+    headers: HeaderMap,
+    Json(request): Json<ApprovalRequest>,
+) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Approver)?;
+    caller.check_csrf(&headers)?;
+    let what = format!("{}/{}/{}", request.server, request.kind, request.key);
+    // Refused approvals are recorded too.
+    let result = s.backend.approve(&request, &caller.subject);
+    record_action(&s, &caller, "console/approve", what, result.is_ok()).await?;
+    let approved = result.map_err(ConsoleError::Gateway)?;
+    Ok(Json(json!({"approved": approved})))
+}
+
+/// `GET /console/api/policies`: the loaded set, denials per policy over
+/// the last day, and the most recent denials.
+pub(crate) async fn policies(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    let mut answer = s.backend.policies();
+    let since = SystemTime::now() - Duration::from_secs(86_400);
+    let denials = with_index(&s, move |index, _| {
+        let filter = Filter {
+            since: Some(since),
+            decision: Some(Outcome::Deny),
+            ..Filter::default()
+        };
+        let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        let mut recent = std::collections::VecDeque::new();
+        for entry in index.query(filter)?.take(DENIALS_READ) {
+            let e = entry?;
+            let r = &e.record;
+            let ids: Vec<String> = r.decision.policies.iter().map(|p| p.to_string()).collect();
+            for id in ids.iter().cloned().chain(ids.is_empty().then(|| no_policy(r))) {
+                *counts.entry(id).or_default() += 1;
+            }
+            recent.push_back(json!({
+                "ref": {"file": e.file.file_name().map(|n| n.to_string_lossy()), "line": e.line},
+                "time": humantime::format_rfc3339_seconds(r.time).to_string(),
+                "subject": r.principal.as_deref().map(|p| &p.subject),
+                "server": r.route, "name": r.name, "policies": ids, "reason": r.decision.reason,
+            }));
+            if recent.len() > RECENT_DENIALS {
+                recent.pop_front();
+            }
+        }
+        let counts: Vec<Value> = counts
+            .into_iter()
+            .map(|(policy, count)| json!({"policy": policy, "count": count}))
+            .collect();
+        Ok((counts, recent.into_iter().rev().collect::<Vec<_>>()))
+    })
+    .await;
+    // Without an audit trail the page still shows the policies.
+    let (counts, recent) = denials.unwrap_or_default();
+    if let Some(obj) = answer.as_object_mut() {
+        obj.insert("denials".into(), Value::from(counts));
+        obj.insert("recent".into(), Value::from(recent));
+    }
+    Ok(Json(answer))
+}
+
+/// A denial no policy decided: by its reason (`default deny`, ...).
+fn no_policy(r: &CallRecord) -> String {
+    format!("({})", r.decision.reason.as_deref().unwrap_or("no policy"))
+}
+
+/// `POST /console/api/policies/check`: decide without sending.
+pub(crate) async fn check(
+    State(s): State<Arc<Shared>>,
+    caller: Caller,
+    headers: HeaderMap,
+    Json(request): Json<CheckRequest>,
+) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    caller.check_csrf(&headers)?;
+    s.backend.check(&request).map(Json).map_err(ConsoleError::BadRequest)
+}
+
+/// `GET /console/api/upstreams`.
+pub(crate) async fn upstreams(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    Ok(Json(s.backend.upstreams()))
+}
+
+/// The five Reconstruction-Test answers of a record: which server, which
+/// tool definition, who, which policies, and what happened.
+pub(crate) fn answers(r: &CallRecord, policies: Vec<Value>, (cost, currency): (f64, Option<&str>)) -> Value {
+    let time = |t: Option<SystemTime>| t.map(|t| humantime::format_rfc3339_seconds(t).to_string());
+    let principal = r.principal.as_deref().map(|p| {
+        json!({
+            "subject": p.subject, "issuer": p.issuer, "client_id": p.client_id, "team": p.team,
+            "cost_center": p.cost_center, "groups": p.groups, "scopes": p.scopes, "token_id": p.token_id,
+            "expires_at": (p.expires_at > 0).then(|| time(Some(SystemTime::UNIX_EPOCH + Duration::from_secs(p.expires_at)))),
+            "kind": p.kind.as_str(),
+        })
+    });
+    json!({
+        "server": {
+            "route": r.route, "virtual_server": r.virtual_server, "upstream": r.upstream,
+            "version": r.server_version, "approved_by": r.approved_by,
+        },
+        "tool": {
+            "method": r.method, "name": r.name, "exposed_name": r.exposed_name,
+            "revision": r.definition_hash, "approved_by": r.definition_approved_by,
+            "approved_at": time(r.definition_approved_at), "gate": r.gate,
+        },
+        "principal": principal,
+        "policies": {
+            "outcome": r.decision.outcome.as_str(), "mode": r.decision.mode,
+            "reason": r.decision.reason, "policies": policies,
+        },
+        "outcome": {
+            "status": r.status, "rpc_error": r.rpc_error, "error": r.error, "bytes_in": r.bytes_in,
+            "bytes_out": r.bytes_out, "tokens": r.tokens, "cost": cost, "currency": currency,
+            "duration_us": r.duration_us, "ttfb_us": r.ttfb_us,
+        },
+    })
+}

@@ -1,0 +1,83 @@
+//! `GET /console/api/overview?window=15m|1h|24h`: traffic, errors,
+//! denials and latency over the window, per server and per tool, and a
+//! time series of 60 buckets — summed from the audit index's columns.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::extract::{Query, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tollgate_meter::{GroupBy, Usage, UsageSample};
+
+use super::{window, with_index};
+use crate::caller::Caller;
+use crate::error::ConsoleError;
+use crate::roles::Role;
+use crate::state::Shared;
+
+const BUCKETS: u64 = 60;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct OverviewQuery {
+    window: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Bucket {
+    calls: u64,
+    errors: u64,
+    denied: u64,
+}
+
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// `GET /console/api/overview`.
+pub(crate) async fn overview(
+    State(s): State<Arc<Shared>>,
+    caller: Caller,
+    Query(q): Query<OverviewQuery>,
+) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    let name = q.window.unwrap_or_else(|| "1h".into());
+    let (since, until) = window(&name)?;
+    let (start, step) = (secs(since), ((secs(until) - secs(since)) / BUCKETS).max(1));
+    let (servers, tools, series) = with_index(&s, move |index, _| {
+        let mut servers = Usage::new(GroupBy::Server);
+        let mut tools = Usage::new(GroupBy::Tool);
+        let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];
+        index.calls(Some(since), Some(until), |c| {
+            servers.add(&c.usage);
+            // A tool's row names its server: two servers' `search` differ.
+            let key = c.usage.name.map(|n| format!("{}/{n}", c.usage.server));
+            tools.add(&UsageSample {
+                name: key.as_deref(),
+                ..c.usage
+            });
+            let i = (secs(c.time).saturating_sub(start) / step).min(BUCKETS - 1);
+            if let Some(b) = series.get_mut(usize::try_from(i).unwrap_or(0)) {
+                b.calls += 1;
+                b.errors += u64::from(c.usage.error);
+                b.denied += u64::from(c.usage.denied);
+            }
+        })?;
+        Ok((servers.finish(), tools.finish(), series))
+    })
+    .await?;
+    let series: Vec<Value> = (0..)
+        .zip(series)
+        .map(|(i, b): (u64, Bucket)| json!({"t": start + i * step, "calls": b.calls, "errors": b.errors, "denied": b.denied}))
+        .collect();
+    Ok(Json(json!({
+        "window": name,
+        "since": humantime::format_rfc3339_seconds(since).to_string(),
+        "until": humantime::format_rfc3339_seconds(until).to_string(),
+        "totals": servers.total,
+        "series": series,
+        "servers": servers.rows,
+        "tools": tools.rows,
+    })))
+}

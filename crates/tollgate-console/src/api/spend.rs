@@ -1,0 +1,178 @@
+//! `GET /console/api/spend?by=…&period=day|week|month` (or `since` and
+//! `until`): usage grouped by team, cost centre, user, server or tool —
+//! the same report as `tollgate usage`, from the audit index — with
+//! catalogue context cost apart, a daily (or hourly) series, and each
+//! budget's spend this period with its projection. `spend.csv` is the
+//! report as CSV, and its export is recorded.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tollgate_limit::Prices;
+use tollgate_meter::{GroupBy, UsageReport};
+use tollgate_report::BudgetRow;
+
+use super::{record_action, time_param, window, with_index};
+use crate::caller::Caller;
+use crate::error::ConsoleError;
+use crate::roles::Role;
+use crate::state::Shared;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct SpendQuery {
+    by: Option<String>,
+    period: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+}
+
+impl SpendQuery {
+    fn group(&self) -> Result<GroupBy, ConsoleError> {
+        match self.by.as_deref().unwrap_or("team") {
+            "team" => Ok(GroupBy::Team),
+            "cost_center" => Ok(GroupBy::CostCenter),
+            "subject" | "user" => Ok(GroupBy::Subject),
+            "server" => Ok(GroupBy::Server),
+            "tool" => Ok(GroupBy::Tool),
+            other => Err(ConsoleError::BadRequest(format!("cannot group by {other:?}"))),
+        }
+    }
+
+    fn window(&self) -> Result<(SystemTime, SystemTime), ConsoleError> {
+        let (since, until) = window(self.period.as_deref().unwrap_or("month"))?;
+        Ok((
+            time_param("since", self.since.as_deref())?.unwrap_or(since),
+            time_param("until", self.until.as_deref())?.unwrap_or(until),
+        ))
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Day {
+    tokens: u64,
+    catalog_tokens: u64,
+    cost: f64,
+}
+
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// The report, and the series (hourly for a day or less, else daily).
+async fn report(s: &Arc<Shared>, q: &SpendQuery) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
+    let by = q.group()?;
+    let (since, until) = q.window()?;
+    let prices = Prices::from_config(&s.backend.config().limits);
+    let step = if secs(until) - secs(since) <= 86_400 {
+        3600
+    } else {
+        86_400
+    };
+    with_index(s, move |index, _| {
+        let report = tollgate_report::spend::report_indexed(index, by, (Some(since), Some(until)), &prices)?;
+        let mut days: std::collections::BTreeMap<u64, Day> = std::collections::BTreeMap::new();
+        index.calls(Some(since), Some(until), |c| {
+            let d = days.entry(secs(c.time) / step * step).or_default();
+            d.tokens += c.usage.tokens;
+            d.catalog_tokens += if c.usage.catalog { c.usage.tokens } else { 0 };
+            d.cost += tollgate_report::spend::call_cost(c, &prices);
+        })?;
+        let series = days
+            .into_iter()
+            .map(|(t, d)| json!({"t": t, "tokens": d.tokens, "catalog_tokens": d.catalog_tokens, "cost": d.cost}))
+            .collect();
+        Ok((report, series))
+    })
+    .await
+}
+
+/// `GET /console/api/spend`.
+pub(crate) async fn spend(
+    State(s): State<Arc<Shared>>,
+    caller: Caller,
+    Query(q): Query<SpendQuery>,
+) -> Result<Json<Value>, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    let (since, until) = q.window()?;
+    let (report, series) = report(&s, &q).await?;
+    let budgets = budgets(&s).await?;
+    let total = &report.total;
+    #[allow(clippy::cast_precision_loss, reason = "a share")]
+    let share = if total.tokens > 0 {
+        total.catalog_tokens as f64 / total.tokens as f64
+    } else {
+        0.0
+    };
+    Ok(Json(json!({
+        "by": report.by.as_str(),
+        "since": humantime::format_rfc3339_seconds(since).to_string(),
+        "until": humantime::format_rfc3339_seconds(until).to_string(),
+        "currency": report.currency,
+        "rows": report.rows,
+        "total": report.total,
+        "catalog": {"tokens": total.catalog_tokens, "share": share},
+        "series": series,
+        "budgets": budgets,
+    })))
+}
+
+/// Each budget's spend this period, read from the audit files (the
+/// budget counts the gateway's error class, which the index does not hold).
+async fn budgets(s: &Arc<Shared>) -> Result<Vec<Value>, ConsoleError> {
+    let Some(dir) = s.backend.audit_dir() else {
+        return Ok(Vec::new());
+    };
+    let config = s.backend.config();
+    let rows =
+        tokio::task::spawn_blocking(move || tollgate_report::budgets::report(&[dir], &config, SystemTime::now()))
+            .await
+            .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))??;
+    Ok(rows.iter().map(budget_json).collect())
+}
+
+fn budget_json(r: &BudgetRow) -> Value {
+    json!({
+        "budget": r.budget, "key": r.key, "period": r.period, "start": r.start, "end": r.end,
+        "spent": r.spent, "limit": r.tokens, "remaining": r.remaining, "projected": r.projected,
+        "cost": r.cost.as_ref().map(|c| c.0), "currency": r.cost.as_ref().map(|c| &c.1),
+    })
+}
+
+/// `GET /console/api/spend.csv`.
+pub(crate) async fn spend_csv(
+    State(s): State<Arc<Shared>>,
+    caller: Caller,
+    Query(q): Query<SpendQuery>,
+) -> Result<Response, ConsoleError> {
+    caller.need(Role::Viewer)?;
+    let (report, _) = report(&s, &q).await?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let fail = |e: csv::Error| ConsoleError::Gateway(format!("CSV: {e}"));
+    for row in report.rows.iter().chain(std::iter::once(&report.total)) {
+        w.serialize(row).map_err(fail)?;
+    }
+    let body = w.into_inner().map_err(|e| ConsoleError::Gateway(format!("CSV: {e}")))?;
+    let (since, until) = q.window()?;
+    let what = format!(
+        "spend csv by {} from {} to {}",
+        report.by.as_str(),
+        humantime::format_rfc3339_seconds(since),
+        humantime::format_rfc3339_seconds(until)
+    );
+    record_action(&s, &caller, "console/export", what, true).await?;
+    let disposition = "attachment; filename=\"tollgate-spend.csv\"";
+    Ok((
+        [
+            (CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response())
+}

@@ -1,0 +1,70 @@
+//! The console's settings, resolved from the loaded configuration once
+//! per start: its URL, the identity provider's endpoints and the client.
+
+use tollgate_config::{ConsoleRoles, Loaded};
+use url::Url;
+
+/// Where and how the console signs users in.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The console's public URL, without a trailing slash.
+    pub url: String,
+    /// The identity provider's issuer.
+    pub issuer: String,
+    /// Its authorization endpoint; `None`: from discovery.
+    pub authorization_endpoint: Option<Url>,
+    /// Its token endpoint; `None`: from discovery.
+    pub token_endpoint: Option<Url>,
+    /// The console's client id.
+    pub client_id: String,
+    /// Its secret, for a confidential client.
+    pub client_secret: Option<Vec<u8>>,
+    /// Scopes requested at sign-in.
+    pub scopes: Vec<String>,
+    /// How long a sign-in lasts, seconds.
+    pub session_ttl: u64,
+    /// Groups per role.
+    pub roles: ConsoleRoles,
+    /// The key cookies are sealed under (the gateway's session key).
+    pub cookie_key: Option<Vec<u8>>,
+}
+
+impl Settings {
+    /// The settings of `loaded`, when the console is enabled. With the
+    /// development issuer, its endpoints are the admin listener's.
+    pub fn from_loaded(loaded: &Loaded) -> Option<Settings> {
+        let c = &loaded.config;
+        if !c.console.enabled {
+            return None;
+        }
+        let issuer = c.console_issuer()?;
+        let dev = c.dev_issuer_url().filter(|d| *d == issuer);
+        let dev_endpoint = |path: &str| dev.as_ref().and_then(|d| Url::parse(&format!("{d}/{path}")).ok());
+        Some(Settings {
+            url: c.console_url(),
+            authorization_endpoint: c
+                .console
+                .authorization_endpoint
+                .clone()
+                .or_else(|| dev_endpoint("authorize")),
+            token_endpoint: c.console.token_endpoint.clone().or_else(|| dev_endpoint("token")),
+            issuer,
+            client_id: c.console.client_id.clone(),
+            client_secret: loaded.console_secret.as_ref().map(|s| s.expose().to_vec()),
+            scopes: c.console.scopes.clone(),
+            session_ttl: c.console.session_ttl.as_secs(),
+            roles: c.console.roles.clone(),
+            cookie_key: loaded.session_keys.first().map(|k| k.expose().to_vec()),
+        })
+    }
+
+    /// The sign-in redirect URI.
+    pub fn redirect_uri(&self) -> String {
+        format!("{}/callback", self.url)
+    }
+
+    /// Whether the console is served over TLS (cookies get `Secure`).
+    pub fn secure(&self) -> bool {
+        self.url.starts_with("https://")
+    }
+}

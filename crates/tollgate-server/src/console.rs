@@ -1,0 +1,218 @@
+//! The console's view of the running gateway: [`tollgate_console::Backend`]
+//! over the live configuration, the catalog and its lock, the policy
+//! engine and the audit sink. Mounted on the admin listener with the
+//! console's router when `[console] enabled`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+use tollgate_audit::{AuditHandle, CallRecord, Durability, Recorded};
+use tollgate_catalog::Kind;
+use tollgate_config::Config;
+use tollgate_console::{ApprovalRequest, Backend, CheckRequest};
+use tollgate_core::{Era, Principal, PrincipalKind};
+use tollgate_policy::CallRequest;
+
+use crate::admin::{store_json, upstreams_json, virtuals_json};
+use crate::catalog::Approvals;
+use crate::catalog::reload::{self, LockFile};
+use crate::catalog::report;
+use crate::live::{Generation, Live};
+use crate::route::Route;
+
+/// The gateway as the console sees it.
+pub(crate) struct ConsoleBackend {
+    pub(crate) live: Arc<Live>,
+    pub(crate) audit: AuditHandle,
+    pub(crate) approvals: Arc<Approvals>,
+    pub(crate) lock: Arc<LockFile>,
+    /// One approval at a time writes the lock file.
+    pub(crate) writing: Mutex<()>,
+}
+
+fn kind_of(name: &str) -> Result<Kind, String> {
+    Kind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == name)
+        .ok_or_else(|| format!("unknown kind {name:?} (tool, prompt, resource, resource_template)"))
+}
+
+/// The route of `[[servers]]` entry `name`.
+fn route_named(g: &Generation, name: &str) -> Result<Arc<Route>, String> {
+    g.routes()
+        .into_iter()
+        .find(|r| &*r.name == name)
+        .ok_or_else(|| format!("no server {name:?}"))
+}
+
+#[async_trait::async_trait]
+impl Backend for ConsoleBackend {
+    async fn authenticate(&self, token: &str) -> Result<Arc<Principal>, String> {
+        let g = self.live.current();
+        let audience = g.loaded.config.console_url();
+        g.authenticator
+            .authenticate(token, &audience)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    fn config(&self) -> Arc<Config> {
+        Arc::new(self.live.current().loaded.config.clone())
+    }
+
+    fn audit_dir(&self) -> Option<PathBuf> {
+        let g = self.live.current();
+        let audit = &g.loaded.config.audit;
+        audit.enabled.then(|| audit.directory_for(&g.loaded.path))
+    }
+
+    fn indexer_running(&self) -> bool {
+        crate::audit_index::directory(&self.live.current().loaded).is_some()
+    }
+
+    fn catalog(&self) -> Value {
+        let g = self.live.current();
+        let routes = g.routes();
+        let lock = self.approvals.current();
+        let mut answer = report::catalog_json(&routes, &lock, &self.lock);
+        for route in &routes {
+            let diff = tollgate_catalog::diff(&lock, &route.catalog.snapshot());
+            if let Some(server) = answer["servers"].get_mut(&*route.name) {
+                server["diff"] = serde_json::to_value(&diff).unwrap_or(Value::Null);
+            }
+        }
+        answer
+    }
+
+    fn approve(&self, request: &ApprovalRequest, by: &str) -> Result<Value, String> {
+        let kind = kind_of(&request.kind)?;
+        let g = self.live.current();
+        let route = route_named(&g, &request.server)?;
+        let definition = route
+            .catalog
+            .live(kind, &request.key)
+            .ok_or_else(|| format!("server {} lists no {kind} {:?}", request.server, request.key))?;
+        let _one = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lock = (*self.approvals.current()).clone();
+        let now = SystemTime::now();
+        lock.approve(&request.server, &definition, by, now, Some("approved in the console"));
+        tollgate_config::write_lock_text(&self.lock.path, &lock.to_toml()).map_err(|e| e.to_string())?;
+        reload::reload(&self.approvals, &self.lock);
+        Ok(json!({
+            "server": request.server, "kind": kind.as_str(), "key": definition.key,
+            "revision": definition.revision.as_str(), "approved_by": by,
+            "approved_at": humantime::format_rfc3339_seconds(now).to_string(),
+        }))
+    }
+
+    fn policies(&self) -> Value {
+        let g = self.live.current();
+        let Some(engine) = &g.shared.policy else {
+            return json!({"enabled": false, "routes": [], "policies": []});
+        };
+        let mut routes: Vec<Value> = g
+            .routes()
+            .iter()
+            .map(|r| {
+                let mode = match engine.mode(&r.name, None) {
+                    tollgate_config::PolicyMode::Enforce => "enforce",
+                    tollgate_config::PolicyMode::Observe => "observe",
+                };
+                json!({"server": r.name, "mode": mode})
+            })
+            .collect();
+        routes.sort_by(|a, b| a["server"].as_str().cmp(&b["server"].as_str()));
+        let policies: Vec<Value> = engine
+            .policies()
+            .into_iter()
+            .map(|p| {
+                json!({"id": p.id, "effect": p.effect, "file": p.file.display().to_string(), "line": p.line, "source": p.source})
+            })
+            .collect();
+        json!({"enabled": true, "routes": routes, "policies": policies})
+    }
+
+    fn policy_source(&self, id: &str) -> Option<String> {
+        let g = self.live.current();
+        g.shared.policy.as_ref()?.policy(id).map(|p| p.source.to_string())
+    }
+
+    fn check(&self, q: &CheckRequest) -> Result<Value, String> {
+        let g = self.live.current();
+        let engine = g
+            .shared
+            .policy
+            .as_ref()
+            .ok_or("no policies are loaded ([policy] dir)")?;
+        let route = route_named(&g, &q.server)?;
+        let (method, kind) = match q.kind.as_str() {
+            "tool" => ("tools/call", Kind::Tool),
+            "prompt" => ("prompts/get", Kind::Prompt),
+            "resource" => ("resources/read", Kind::Resource),
+            other => return Err(format!("unknown kind {other:?} (tool, prompt, resource)")),
+        };
+        let annotations = route
+            .catalog
+            .live(kind, &q.name)
+            .map(|d| crate::catalog::annotations_of(&d.body));
+        let principal = Arc::new(Principal {
+            issuer: "console".into(),
+            subject: q.subject.clone(),
+            client_id: None,
+            token_id: None,
+            audience: Vec::new(),
+            groups: q.groups.clone(),
+            team: q.team.clone().filter(|t| !t.is_empty()),
+            cost_center: None,
+            scopes: q.scopes.clone(),
+            expires_at: 0,
+            kind: PrincipalKind::User,
+        });
+        let request = CallRequest::new(&route.name, method)
+            .name(Some(&q.name))
+            .era(Era::Modern)
+            .annotations(annotations);
+        let d = engine.decide(&principal, &request);
+        let policies: Vec<Value> = d
+            .determining_policy_ids
+            .iter()
+            .map(|id| json!({"id": id, "source": engine.policy(id).map(|p| p.source)}))
+            .collect();
+        Ok(json!({
+            "decision": if d.allowed { "allow" } else { "deny" },
+            "enforced": d.enforced,
+            "reason": d.reason.as_str(),
+            "policies": policies,
+        }))
+    }
+
+    fn upstreams(&self) -> Value {
+        let g = self.live.current();
+        let routes = g.routes();
+        let health = upstreams_json(&routes);
+        let mut list: Vec<Value> = routes
+            .iter()
+            .map(|r| {
+                let mut v = health.get(&*r.name).cloned().unwrap_or_else(|| json!({}));
+                v["name"] = json!(r.name);
+                v["url"] = json!(r.upstream.absolute.to_string());
+                v["sync"] = report::sync_json(r);
+                v
+            })
+            .collect();
+        list.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        json!({"upstreams": list, "virtual_servers": virtuals_json(&g), "limit_store": store_json(&g)})
+    }
+
+    async fn record(&self, record: CallRecord) -> Result<(), String> {
+        if self.audit.durability() == Durability::Strict {
+            return self.audit.record_durable(record).await.map_err(|e| e.to_string());
+        }
+        match self.audit.record(record) {
+            Recorded::Queued | Recorded::Disabled => Ok(()),
+            Recorded::Dropped => Err("the audit queue is full or closed".into()),
+        }
+    }
+}
