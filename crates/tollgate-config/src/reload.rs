@@ -29,7 +29,7 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
     let (a, b) = (running, next);
     let (aa, ba) = (&a.audit, &b.audit);
     let (al, bl) = (&a.limits, &b.limits);
-    let checks: [(&'static str, bool); 20] = [
+    let checks: [(&'static str, bool); 21] = [
         ("listen", a.listen == b.listen),
         ("limits.max_body_bytes", al.max_body_bytes == bl.max_body_bytes),
         ("limits.max_header_bytes", al.max_header_bytes == bl.max_header_bytes),
@@ -44,6 +44,7 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
         ("shutdown", a.shutdown == b.shutdown),
         ("runtime", a.runtime == b.runtime),
         ("dev_issuer", a.dev_issuer == b.dev_issuer),
+        ("console", a.console == b.console),
         ("audit.enabled", aa.enabled == ba.enabled),
         ("audit.index", aa.index == ba.index),
         ("audit.directory", aa.directory == ba.directory),

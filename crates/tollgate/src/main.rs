@@ -108,8 +108,14 @@ struct MintArgs {
     ttl: std::time::Duration,
     /// Limit the audience to this server's or virtual server's route (default: every route
     /// that requires authentication).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "console")]
     server: Option<String>,
+    /// A token for the console's JSON API instead (audience: `[console] url`).
+    #[arg(long)]
+    console: bool,
+    /// A `groups` claim value (repeatable): what console roles map from.
+    #[arg(long = "group")]
+    groups: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -200,13 +206,24 @@ fn mint(args: &MintArgs) -> anyhow::Result<String> {
         .iter()
         .filter(|v| wanted(v.name.as_str()) && config.virtual_auth_required(v))
         .filter_map(|v| config.virtual_resource_url(v));
-    let audience: Vec<String> = servers.chain(virtuals).collect();
+    let audience: Vec<String> = if args.console {
+        vec![config.console_url()]
+    } else {
+        servers.chain(virtuals).collect()
+    };
     anyhow::ensure!(
         !audience.is_empty(),
         "no route requires authentication (check --server)"
     );
     let scopes: Vec<String> = args.scope.split_whitespace().map(str::to_owned).collect();
-    Ok(dev.mint(&args.sub, args.team.as_deref(), &scopes, args.ttl, &audience)?)
+    let mut claims = serde_json::Map::new();
+    if let Some(team) = &args.team {
+        claims.insert("team".into(), team.clone().into());
+    }
+    if !args.groups.is_empty() {
+        claims.insert("groups".into(), args.groups.clone().into());
+    }
+    Ok(dev.mint_with(&args.sub, claims, &scopes, args.ttl, &audience)?)
 }
 
 /// The demo configuration compiled into the binary.

@@ -143,3 +143,37 @@ fn limits_store_budgets_and_prices_are_validated_with_their_keys() {
         Some(b"pw".to_vec())
     );
 }
+
+#[test]
+fn the_console_needs_an_identity_provider_a_secret_and_a_role() {
+    let keys =
+        |text: &str| -> Vec<(String, Option<usize>)> { errors(text).into_iter().map(|e| (e.key, e.line)).collect() };
+    let found = keys(&format!("{MINIMAL}\n[console]\nenabled = true\n"));
+    assert!(found.contains(&("console.issuer".into(), Some(11))), "{found:?}");
+    assert!(found.iter().any(|(k, _)| k == "console.roles"), "{found:?}");
+    let found = keys(&format!(
+        "{MINIMAL}\n[console]\nenabled = true\nissuer = \"https://idp.example\"\nurl = \"https://gw.example/admin\"\n\
+         token_endpoint = \"http://idp.example/token\"\n[console.roles]\nviewer = [\"*\"]\n"
+    ));
+    for key in [
+        "console.issuer",
+        "console.client_secret",
+        "console.url",
+        "console.token_endpoint",
+    ] {
+        assert!(found.iter().any(|(k, _)| k == key), "{key} not in {found:?}");
+    }
+    let good = format!(
+        "{MINIMAL}\n[[auth.issuers]]\nissuer = \"https://idp.example\"\n\n[console]\nenabled = true\n\
+         issuer = \"https://idp.example\"\nclient_secret = {{ env = \"CONSOLE_SECRET\" }}\n\
+         [console.roles]\nviewer = [\"*\"]\nadmin = [\"ops\"]\n"
+    );
+    let mut env = FakeEnv::default();
+    env.0.insert("CONSOLE_SECRET".into(), "s3cret\n".into());
+    let loaded = load_str(Path::new("gw.toml"), &good, &env).unwrap();
+    assert_eq!(
+        loaded.console_secret.map(|s| s.expose().to_vec()),
+        Some(b"s3cret".to_vec())
+    );
+    assert_eq!(loaded.config.console_url(), "http://127.0.0.1:9090/console");
+}

@@ -210,7 +210,7 @@ pub(crate) async fn export(
         let records = index
             .query(filter)?
             .take(MAX_EXPORT)
-            .map(|e| e.map(|e| (e.raw, shown(&who, e.record))));
+            .map(|e| e.map(|e| (e.raw, e.record)));
         if csv {
             csv_export(records)
         } else {
@@ -233,7 +233,7 @@ pub(crate) async fn export(
 }
 
 /// The lines as stored (so each still verifies against the chain), except
-/// that captures are dropped for non-auditors.
+/// that non-auditors get them without captures.
 fn jsonl_export(
     records: impl Iterator<Item = Result<(String, CallRecord), QueryError>>,
     captures: bool,
@@ -245,7 +245,13 @@ fn jsonl_export(
         if captures || record.capture.is_none() {
             out.extend_from_slice(raw.trim_end().as_bytes());
         } else {
-            out.extend_from_slice(&serde_json::to_vec(&record).unwrap_or_default());
+            // The line without its capture (its chain fields kept; it no
+            // longer verifies, which is the point of leaving it out).
+            let mut line: Value = serde_json::from_str(&raw).unwrap_or_default();
+            if let Some(fields) = line.as_object_mut() {
+                fields.remove("capture");
+            }
+            out.extend_from_slice(line.to_string().as_bytes());
         }
         out.push(b'\n');
         n += 1;

@@ -114,10 +114,26 @@ pub(crate) async fn check(
     s.backend.check(&request).map(Json).map_err(ConsoleError::BadRequest)
 }
 
-/// `GET /console/api/upstreams`.
+/// `GET /console/api/upstreams`, with the legacy sessions each route
+/// started over the last day (`initialize` calls, from the index: sealed
+/// sessions are not stored anywhere to be counted).
 pub(crate) async fn upstreams(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
-    Ok(Json(s.backend.upstreams()))
+    let mut answer = s.backend.upstreams();
+    let since = SystemTime::now() - Duration::from_secs(86_400);
+    let started = with_index(&s, move |index, _| {
+        let mut per_route: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        index.calls(Some(since), None, |c| {
+            if c.usage.method == Some("initialize") {
+                *per_route.entry(c.usage.server.to_owned()).or_default() += 1;
+            }
+        })?;
+        Ok(per_route)
+    })
+    .await
+    .unwrap_or_default();
+    answer["sessions"] = json!({"started_last_24h": started});
+    Ok(Json(answer))
 }
 
 /// The five Reconstruction-Test answers of a record: which server, which
