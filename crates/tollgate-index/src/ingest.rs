@@ -301,7 +301,7 @@ fn insert(sink: &mut Sink<'_>, c: &CallLine<'_>, (file, offset, line): (i64, u64
         c.trace_id.as_deref(),
         c.decision_code(),
         c.status,
-        c.is_error(),
+        c.error_flags(),
         c.bytes_in as i64,
         c.bytes_out as i64,
         c.tokens as i64,

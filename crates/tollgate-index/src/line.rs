@@ -33,6 +33,9 @@ pub(crate) struct CallLine<'a> {
     pub(crate) status: Option<u16>,
     #[serde(default)]
     pub(crate) rpc_error: Option<i64>,
+    /// The gateway's error class, when it rejected or failed the call.
+    #[serde(default, borrow)]
+    pub(crate) error: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(crate) bytes_in: u64,
     #[serde(default)]
@@ -61,6 +64,11 @@ pub(crate) struct DecisionLine<'a> {
     pub(crate) outcome: Cow<'a, str>,
 }
 
+/// The `error` column's flag for an HTTP error status or a JSON-RPC error.
+pub(crate) const ERROR: i64 = 1;
+/// The `error` column's flag for a call the gateway rejected or failed.
+pub(crate) const REFUSED: i64 = 2;
+
 /// Decisions as stored: the order of [`tollgate_audit::Outcome`].
 const OUTCOMES: [&str; 4] = ["allow", "deny", "observe_deny", "not_evaluated"];
 
@@ -85,9 +93,12 @@ impl CallLine<'_> {
         outcome_code(self.decision.as_ref().map_or("not_evaluated", |d| d.outcome.as_ref()))
     }
 
-    /// As `CallRecord::is_error`.
-    pub(crate) fn is_error(&self) -> bool {
-        self.status.is_some_and(|s| s >= 400) || self.rpc_error.is_some()
+    /// The `error` column: [`ERROR`] as `CallRecord::is_error`, and
+    /// [`REFUSED`] when the gateway rejected or failed the call (its
+    /// error class is set: budgets do not count it).
+    pub(crate) fn error_flags(&self) -> i64 {
+        let error = self.status.is_some_and(|s| s >= 400) || self.rpc_error.is_some();
+        i64::from(error) * ERROR | i64::from(self.error.is_some()) * REFUSED
     }
 }
 

@@ -17,7 +17,7 @@ use crate::error::{IndexError, db};
 
 /// Bumped when the tables change; an older index is refused, not migrated
 /// (rebuilding from the trail is the migration).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS calls (
     trace TEXT,
     decision INTEGER NOT NULL,
     status INTEGER,
-    error INTEGER NOT NULL,
+    error INTEGER NOT NULL,      -- 1: an error answer; 2: the gateway rejected or failed the call
     bytes_in INTEGER NOT NULL,
     bytes_out INTEGER NOT NULL,
     tokens INTEGER NOT NULL,
@@ -82,6 +82,15 @@ pub(crate) fn open(path: &Path) -> Result<Connection, IndexError> {
                 .map_err(&err)?;
         }
         Some(v) if v == SCHEMA_VERSION => {}
+        Some(older) if older < SCHEMA_VERSION => {
+            // Made by an earlier version: the index is derived from the
+            // trail, so it starts again empty and the next update rebuilds it.
+            conn.execute_batch("DROP TABLE calls; DROP TABLE names; DROP TABLE files; DROP TABLE meta;")
+                .map_err(&err)?;
+            conn.execute_batch(TABLES).map_err(&err)?;
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])
+                .map_err(&err)?;
+        }
         Some(found) => {
             return Err(IndexError::Schema {
                 path: path.to_owned(),

@@ -9,7 +9,7 @@ use tollgate_meter::UsageSample;
 
 use crate::Index;
 use crate::error::{IndexError, db};
-use crate::line::{from_micros, micros, outcome_code};
+use crate::line::{ERROR, REFUSED, from_micros, micros, outcome_code};
 
 /// One complete call as the index holds it, names resolved: what a usage
 /// report sums, and what pricing reads beside it.
@@ -23,6 +23,9 @@ pub struct IndexedCall<'a> {
     pub exposed: Option<&'a str>,
     /// When the call arrived.
     pub time: SystemTime,
+    /// The gateway rejected or failed it (its error class is set): budgets
+    /// do not count it.
+    pub refused: bool,
 }
 
 impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
@@ -51,6 +54,7 @@ impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
             via: r.virtual_server.as_deref(),
             exposed: r.exposed_name.as_deref(),
             time: r.time,
+            refused: r.error.is_some(),
         }
     }
 }
@@ -87,6 +91,7 @@ impl Index {
         let u = |v: i64| v.unsigned_abs();
         while let Some(r) = rows.next().map_err(&err)? {
             let id = |i: usize| r.get::<_, Option<i64>>(i);
+            let flags: i64 = r.get(9).map_err(&err)?;
             let call = IndexedCall {
                 usage: UsageSample {
                     subject: n.text(id(0).map_err(&err)?),
@@ -96,7 +101,7 @@ impl Index {
                     name: n.text(id(5).map_err(&err)?),
                     method: n.text(id(7).map_err(&err)?),
                     trace: r.get_ref(8).map_err(&err)?.as_str_or_null().ok().flatten(),
-                    error: r.get(9).map_err(&err)?,
+                    error: flags & ERROR != 0,
                     denied: r.get::<_, i64>(10).map_err(&err)? == outcome_code("deny"),
                     bytes_in: u(r.get(11).map_err(&err)?),
                     bytes_out: u(r.get(12).map_err(&err)?),
@@ -108,6 +113,7 @@ impl Index {
                 via: n.text(id(4).map_err(&err)?),
                 exposed: n.text(id(6).map_err(&err)?),
                 time: from_micros(r.get(16).map_err(&err)?),
+                refused: flags & REFUSED != 0,
             };
             each(&call);
         }

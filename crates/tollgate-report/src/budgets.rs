@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use tollgate_audit::{CallRecord, Filter, Phase, QueryError};
+use tollgate_audit::{Filter, Phase, QueryError};
 use tollgate_config::{Budget, Config};
-use tollgate_limit::Spender;
+use tollgate_index::{Index, IndexError, IndexedCall};
+use tollgate_limit::{Prices, Spender};
 
 /// One budget and key this period.
 #[derive(Debug)]
@@ -46,58 +47,107 @@ pub struct BudgetRow {
 ///
 /// A file that cannot be read or a malformed line.
 pub fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
-    let limits = &config.limits;
-    let periods: Vec<(SystemTime, SystemTime)> = limits
-        .budgets
-        .iter()
-        .map(|b| tollgate_limit::period_bounds(b.period, &limits.time_zone, now).unwrap_or((now, now)))
-        .collect();
-    let Some(since) = periods.iter().map(|p| p.0).min() else {
+    let Some(mut tally) = Tally::new(config, now) else {
         return Ok(Vec::new());
     };
     let filter = Filter {
-        since: Some(since),
+        since: Some(tally.since),
         until: Some(now),
         ..Filter::default()
     };
-    let prices = tollgate_limit::Prices::from_config(limits);
-    let mut spent: BTreeMap<(usize, String), (u64, f64)> = BTreeMap::new();
     for entry in tollgate_audit::query(paths, filter)? {
         let r = entry?.record;
-        if r.phase != Phase::Complete || r.error.is_some() {
-            continue;
+        if r.phase == Phase::Complete {
+            tally.add(&IndexedCall::from(&r));
         }
-        for (i, (b, (start, _))) in limits.budgets.iter().zip(&periods).enumerate() {
-            if r.time >= *start
-                && let Some(key) = key_of(b, &r)
+    }
+    Ok(tally.finish())
+}
+
+/// [`report`] answered from the audit index.
+///
+/// # Errors
+///
+/// A database error.
+pub fn report_indexed(index: &Index, config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, IndexError> {
+    let Some(mut tally) = Tally::new(config, now) else {
+        return Ok(Vec::new());
+    };
+    index.calls(Some(tally.since), Some(now), |c| tally.add(c))?;
+    Ok(tally.finish())
+}
+
+/// Each budget's spend per key so far this period.
+struct Tally<'c> {
+    config: &'c Config,
+    now: SystemTime,
+    /// Per budget, its period's bounds.
+    periods: Vec<(SystemTime, SystemTime)>,
+    /// The earliest period start.
+    since: SystemTime,
+    prices: Prices,
+    spent: BTreeMap<(usize, String), (u64, f64)>,
+}
+
+impl<'c> Tally<'c> {
+    fn new(config: &'c Config, now: SystemTime) -> Option<Tally<'c>> {
+        let limits = &config.limits;
+        let periods: Vec<(SystemTime, SystemTime)> = limits
+            .budgets
+            .iter()
+            .map(|b| tollgate_limit::period_bounds(b.period, &limits.time_zone, now).unwrap_or((now, now)))
+            .collect();
+        let since = periods.iter().map(|p| p.0).min()?;
+        Some(Tally {
+            config,
+            now,
+            periods,
+            since,
+            prices: Prices::from_config(limits),
+            spent: BTreeMap::new(),
+        })
+    }
+
+    /// Count a complete call as the gateway counts it: not when the
+    /// gateway refused or failed it.
+    fn add(&mut self, c: &IndexedCall<'_>) {
+        if c.refused {
+            return;
+        }
+        for (i, (b, (start, _))) in self.config.limits.budgets.iter().zip(&self.periods).enumerate() {
+            if c.time >= *start
+                && let Some(key) = key_of(b, c)
             {
-                let sum = spent.entry((i, key.to_owned())).or_default();
-                sum.0 += r.tokens;
-                sum.1 += crate::spend::cost(&r, &prices);
+                let sum = self.spent.entry((i, key.to_owned())).or_default();
+                sum.0 += c.usage.tokens;
+                sum.1 += crate::spend::indexed_cost(c, &self.prices);
             }
         }
     }
-    Ok(spent
-        .into_iter()
-        .filter_map(|((i, key), (spent, cost))| {
-            let b = limits.budgets.get(i)?;
-            let (start, end) = *periods.get(i)?;
-            let mut row = row(b, key, spent, (start, end), now);
-            row.cost = prices.currency().map(|c| (cost, c.to_owned()));
-            Some(row)
-        })
-        .collect())
+
+    fn finish(self) -> Vec<BudgetRow> {
+        let (budgets, prices) = (&self.config.limits.budgets, &self.prices);
+        self.spent
+            .into_iter()
+            .filter_map(|((i, key), (spent, cost))| {
+                let b = budgets.get(i)?;
+                let (start, end) = *self.periods.get(i)?;
+                let mut row = row(b, key, spent, (start, end), self.now);
+                row.cost = prices.currency().map(|c| (cost, c.to_owned()));
+                Some(row)
+            })
+            .collect()
+    }
 }
 
-/// The key `r` counts under in `b`, if it counts: as the gateway counts.
-fn key_of<'r>(b: &Budget, r: &'r CallRecord) -> Option<&'r str> {
-    let p = r.principal.as_deref()?;
+/// The key `c` counts under in `b`, if it counts: as the gateway counts.
+fn key_of<'r>(b: &Budget, c: &IndexedCall<'r>) -> Option<&'r str> {
     let who = Spender {
-        route: &r.route,
-        via: r.virtual_server.as_deref(),
-        principal: Some(p.subject.as_str()),
-        team: p.team.as_deref(),
-        cost_center: p.cost_center.as_deref(),
+        route: c.usage.server,
+        via: c.via,
+        principal: Some(c.usage.subject?),
+        team: c.usage.team,
+        cost_center: c.usage.cost_center,
     };
     tollgate_limit::counted_as(b, &who)
 }

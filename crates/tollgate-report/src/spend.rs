@@ -52,11 +52,31 @@ pub fn report(
 pub fn report_indexed(
     index: &Index,
     by: GroupBy,
-    (since, until): (Option<SystemTime>, Option<SystemTime>),
+    window: (Option<SystemTime>, Option<SystemTime>),
     prices: &Prices,
 ) -> Result<UsageReport, IndexError> {
+    report_indexed_with(index, by, window, prices, |_, _| {})
+}
+
+/// [`report_indexed`], also showing `each` every priced call it sums (for
+/// a series beside the report, in the same pass over the index).
+///
+/// # Errors
+///
+/// A database error.
+pub fn report_indexed_with(
+    index: &Index,
+    by: GroupBy,
+    (since, until): (Option<SystemTime>, Option<SystemTime>),
+    prices: &Prices,
+    mut each: impl FnMut(&IndexedCall<'_>, &UsageSample<'_>),
+) -> Result<UsageReport, IndexError> {
     let mut usage = Usage::new(by);
-    index.calls(since, until, |c| usage.add(&indexed_sample(c, prices)))?;
+    index.calls(since, until, |c| {
+        let sample = indexed_sample(c, prices);
+        each(c, &sample);
+        usage.add(&sample);
+    })?;
     let mut report = usage.finish();
     report.currency = prices.currency().map(str::to_owned);
     Ok(report)
@@ -65,18 +85,18 @@ pub fn report_indexed(
 /// An indexed call (or a record seen as one) as usage sees it, priced.
 fn indexed_sample<'c>(c: &IndexedCall<'c>, prices: &Prices) -> UsageSample<'c> {
     UsageSample {
-        cost: call_cost(c, prices),
+        cost: indexed_cost(c, prices),
         ..c.usage
     }
 }
 
 /// What a record's tokens cost under `prices`.
 pub fn cost(r: &CallRecord, prices: &Prices) -> f64 {
-    call_cost(&IndexedCall::from(r), prices)
+    indexed_cost(&IndexedCall::from(r), prices)
 }
 
 /// What an indexed call's tokens cost under `prices`.
-pub fn call_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
+pub fn indexed_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
     let call = Priced {
         route: c.usage.server,
         via: c.via,

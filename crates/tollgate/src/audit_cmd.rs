@@ -260,7 +260,12 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
     let config = load_config(path)?;
     let now = args.window.until.unwrap_or_else(SystemTime::now);
-    let rows = tollgate_report::budgets::report(&args.paths, &config, now).map_err(query_stop)?;
+    let rows = match args.source.open(&args.paths).map_err(Stop::Run)? {
+        Some(index) => {
+            tollgate_report::budgets::report_indexed(&index, &config, now).map_err(|e| Stop::Run(e.into()))?
+        }
+        None => tollgate_report::budgets::report(&args.paths, &config, now).map_err(query_stop)?,
+    };
     let text = match args.format {
         UsageOutput::Table => tollgate_report::budgets::table(&rows),
         UsageOutput::Csv => tollgate_report::budgets::csv(&rows),

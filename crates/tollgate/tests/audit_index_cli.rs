@@ -51,6 +51,35 @@ fn query_and_usage_answer_the_same_from_the_index_and_the_files() {
     for by in ["team", "cost_center", "subject", "server", "tool", "trace"] {
         answers.push(vec!["usage", d, "--by", by, "--format", "json"]);
     }
+    // Budgets per team, principal and cost centre, on every route or one,
+    // with prices: the same spend and projection from the index.
+    let config = dir.path().join("budgets.toml");
+    std::fs::write(
+        &config,
+        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n\
+         [[limits.budgets]]\nid = \"teams\"\nper = \"team\"\nperiod = \"month\"\ntokens = 5000\n\n\
+         [[limits.budgets]]\nid = \"people\"\nper = \"principal\"\nperiod = \"week\"\ntokens = 1000\n\n\
+         [[limits.budgets]]\nid = \"github-cc\"\nper = \"cost_center\"\nroutes = [\"github\"]\nperiod = \"day\"\ntokens = 900\n\n\
+         [[limits.prices]]\nper_million_tokens = 3.0\n\n\
+         [[servers]]\nname = \"github\"\nurl = \"http://127.0.0.1:1/mcp\"\n",
+    )
+    .unwrap();
+    let config = path(&config).to_owned();
+    // One `now` for both runs, so that the projections agree.
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    for format in ["json", "csv"] {
+        answers.push(vec![
+            "usage",
+            d,
+            "--budgets",
+            "--config",
+            &config,
+            "--format",
+            format,
+            "--until",
+            &now,
+        ]);
+    }
     let from_files: Vec<String> = answers
         .iter()
         .map(|a| run(&[&a[..], &["--no-index"]].concat()))
@@ -60,6 +89,11 @@ fn query_and_usage_answer_the_same_from_the_index_and_the_files() {
         assert_eq!(&run(args), want, "{args:?}");
     }
     assert!(from_files[2].lines().count() >= 2, "the filters select records");
+    let budgets = from_files.iter().rev().nth(1).unwrap();
+    assert!(
+        budgets.contains("\"teams\"") && budgets.contains("\"github-cc\""),
+        "{budgets}"
+    );
 }
 
 #[test]
@@ -83,4 +117,21 @@ fn a_named_index_must_work_and_an_unusable_default_is_passed_over() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("not using the audit index"), "{}", stderr(&out));
     assert!(stdout(&out).contains("TOTAL"), "{}", stdout(&out));
+
+    // One made by an earlier version is rebuilt from the trail.
+    let set = |v: &str| {
+        let sql = format!(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE meta SET value={v} WHERE key='schema'\"); c.commit()"
+        );
+        assert!(
+            std::process::Command::new("python3")
+                .args(["-c", &sql, path(&index)])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    set("1");
+    let again = stdout(&tollgate(&["audit", "index", d]));
+    assert!(again.contains(": 13 records added"), "{again}");
 }

@@ -75,13 +75,13 @@ async fn report(s: &Arc<Shared>, q: &SpendQuery) -> Result<(UsageReport, Vec<Val
         86_400
     };
     with_index(s, move |index, _| {
-        let report = tollgate_report::spend::report_indexed(index, by, (Some(since), Some(until)), &prices)?;
         let mut days: std::collections::BTreeMap<u64, Day> = std::collections::BTreeMap::new();
-        index.calls(Some(since), Some(until), |c| {
+        let window = (Some(since), Some(until));
+        let report = tollgate_report::spend::report_indexed_with(index, by, window, &prices, |c, sample| {
             let d = days.entry(secs(c.time) / step * step).or_default();
-            d.tokens += c.usage.tokens;
-            d.catalog_tokens += if c.usage.catalog { c.usage.tokens } else { 0 };
-            d.cost += tollgate_report::spend::call_cost(c, &prices);
+            d.tokens += sample.tokens;
+            d.catalog_tokens += if sample.catalog { sample.tokens } else { 0 };
+            d.cost += sample.cost;
         })?;
         let series = days
             .into_iter()
@@ -122,17 +122,17 @@ pub(crate) async fn spend(
     })))
 }
 
-/// Each budget's spend this period, read from the audit files (the
-/// budget counts the gateway's error class, which the index does not hold).
+/// Each budget's spend this period, from the audit index.
 async fn budgets(s: &Arc<Shared>) -> Result<Vec<Value>, ConsoleError> {
-    let Some(dir) = s.backend.audit_dir() else {
-        return Ok(Vec::new());
-    };
     let config = s.backend.config();
-    let rows =
-        tokio::task::spawn_blocking(move || tollgate_report::budgets::report(&[dir], &config, SystemTime::now()))
-            .await
-            .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))??;
+    let rows = with_index(s, move |index, _| {
+        Ok(tollgate_report::budgets::report_indexed(
+            index,
+            &config,
+            SystemTime::now(),
+        )?)
+    })
+    .await?;
     Ok(rows.iter().map(budget_json).collect())
 }
 

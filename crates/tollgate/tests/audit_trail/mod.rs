@@ -107,6 +107,8 @@ pub(crate) fn record(i: usize, c: &Call, now: SystemTime) -> CallRecord {
     };
     r.status = Some(c.status);
     r.rpc_error = (c.who == Some("erin")).then_some(-32602);
+    // Refused by the gateway: budgets do not count these.
+    r.error = (c.decision == Deny).then_some("policy_denied".into());
     r.bytes_in = c.bytes_in;
     r.bytes_out = c.bytes_out;
     r.tokens = tokens(c);
