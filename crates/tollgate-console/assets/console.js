@@ -350,7 +350,7 @@
 
     let plot = null;
     let step = 0;
-    const padRange = (u, min, max) => [min - step / 2, max + step / 2];
+    const padRange = (u) => [u.data[0][0] - step / 2, u.data[0][u.data[0].length - 1] + step / 2];
     const width = () => Math.max(240, canvas.clientWidth || figure.clientWidth || 600);
 
     function options() {
@@ -362,7 +362,7 @@
         cursor: { drag: { x: false, y: false } },
         // Bars are centred on their time: pad the x range by half a step
         // so the first and last are drawn whole.
-        scales: { x: bars ? { time: true, range: padRange } : { time: true } },
+        scales: bars ? { x: { time: true, range: padRange }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } } : { x: { time: true } },
         axes: [axis, { ...axis, size: 64 }],
         series: [{}, ...series.map((s, i) => {
           const colour = cssVar(`--chart-${s.key}`);

@@ -8,6 +8,7 @@
 
   // Links a usage key to the audit search for it: "server" or "server/tool".
   function auditLink(key, isTool) {
+    if (isTool && key.startsWith('(')) return key; // "(tools/list)": a method, no tool to search for
     const slash = isTool ? key.indexOf('/') : -1;
     const params = slash > 0
       ? { server: key.slice(0, slash), tool: key.slice(slash + 1) }

@@ -133,7 +133,7 @@ pub(crate) async fn callback(
     // SameSite=Strict cookie on the next, same-site navigation.
     Ok((
         cookies,
-        Html(continue_page("Signed in", "/console/", "Continue to the console")),
+        Html(continue_page("Signed in", "/console/", "Continue to the console", true)),
     )
         .into_response())
 }
@@ -155,14 +155,23 @@ pub(crate) async fn logout(
         with_token.insert(crate::caller::CSRF_HEADER, v);
     }
     caller.check_csrf(&with_token)?;
-    let page = continue_page("Signed out", "/console/login", "Sign in again");
+    // No refresh: straight back to the identity provider would sign the
+    // user in again while it still holds a session.
+    let page = continue_page("Signed out", "/console/login", "Sign in again", false);
     Ok(([(SET_COOKIE, s.jar.clear(cookie::SESSION))], Html(page)).into_response())
 }
 
-fn continue_page(title: &str, href: &str, link: &str) -> String {
+/// A small page with a link to `href` (and, with `refresh`, going there
+/// at once).
+fn continue_page(title: &str, href: &str, link: &str, refresh: bool) -> String {
+    let refresh = if refresh {
+        format!("<meta http-equiv=\"refresh\" content=\"0;url={href}\">")
+    } else {
+        String::new()
+    };
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tollgate console — {title}</title>\
-         <meta http-equiv=\"refresh\" content=\"0;url={href}\"><link rel=\"stylesheet\" href=\"/console/assets/console.css\">\
+         {refresh}<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/console/assets/console.css\">\
          </head><body><main><h1>{title}</h1><p><a href=\"{href}\">{link}</a></p></main></body></html>"
     )
 }

@@ -98,7 +98,7 @@ impl CallLine<'_> {
     /// error class is set: budgets do not count it).
     pub(crate) fn error_flags(&self) -> i64 {
         let error = self.status.is_some_and(|s| s >= 400) || self.rpc_error.is_some();
-        i64::from(error) * ERROR | i64::from(self.error.is_some()) * REFUSED
+        (i64::from(error) * ERROR) | (i64::from(self.error.is_some()) * REFUSED)
     }
 }
 
