@@ -70,6 +70,25 @@ pub async fn python_modern_server() -> ChildServer {
     python_server("py/modern_server.py").await
 }
 
+/// Start the Python SDK server with a multi-round-trip tool
+/// (`mrtr_server.py`: `delete_item` asks for confirmation through
+/// `input_required`).
+pub async fn python_mrtr_server() -> ChildServer {
+    python_server("py/mrtr_server.py").await
+}
+
+/// Run the Python SDK client of `mrtr_server.py` against `url`, calling
+/// `tool` and answering its elicitation; returns its JSON.
+pub async fn python_mrtr_client(url: &str, headers: &[&str], tool: &str) -> serde_json::Value {
+    let mut cmd = Command::new(python());
+    cmd.arg(fixtures().join("py/mrtr_client.py")).arg(url);
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    cmd.args(["--tool", tool]);
+    run_json(cmd).await
+}
+
 /// Start the Python SDK server whose catalog changes on request
 /// (`catalog_server.py`; `POST {base}/control`, see its doc).
 pub async fn python_catalog_server() -> ChildServer {

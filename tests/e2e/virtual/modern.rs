@@ -1,8 +1,9 @@
 //! 2026-07-28 calls on a virtual server, routed on the standard headers.
 
 use serde_json::json;
+use tollgate_e2e::audit_support::records;
 use tollgate_e2e::audit_support::{Exchange, wait_record};
-use tollgate_e2e::children::python_catalog_server;
+use tollgate_e2e::children::{python_catalog_server, python_mrtr_client, python_mrtr_server};
 use tollgate_e2e::{Demo, TestIssuer, http};
 
 use super::{eng, gateway, modern, names, rpc_error, text};
@@ -131,4 +132,41 @@ async fn a_virtual_server_requires_its_own_token_even_over_open_members() {
     // The member itself stays open.
     let ex = modern(&gw, "demo", "tools/list", None, json!({}), &[]).await;
     assert_eq!(ex.status, 200, "{ex:?}");
+}
+
+/// A multi-round-trip call (2026-07-28 `input_required`): the member asks
+/// for confirmation in its first answer, the Python SDK client answers and
+/// retries, and the retry reaches the same member under its own name —
+/// the same outcome as on the member's own route.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_required_rounds_reach_the_same_member() {
+    let demo = Demo::spawn().await;
+    let py = python_mrtr_server().await;
+    let members = "\n[[virtual_servers]]\nname = \"eng\"\nmembers = [{ server = \"demo\" }, { server = \"py\" }]\n";
+    let gw = gateway(&[("demo", &demo.url, ""), ("py", &py.url, "")], members, "").await;
+    let direct = python_mrtr_client(&format!("{}/mcp/py", gw.base), &[], "delete_item").await;
+    let via = python_mrtr_client(&format!("{}/mcp/eng", gw.base), &[], "py_delete_item").await;
+    assert_eq!(via["text"], json!(["deleted invoice-7 (approved in test)"]), "{via}");
+    assert_eq!(via["asked"], json!(["Really delete invoice-7?"]), "{via}");
+    assert_eq!(direct, via);
+
+    // Two legs through the virtual server, both to `py` as `delete_item`:
+    // the first answered with the question, the retry with the result.
+    let mut legs = Vec::new();
+    for _ in 0..100 {
+        legs = records(&gw.audit_dir())
+            .into_iter()
+            .filter(|r| r.virtual_server.as_deref() == Some("eng") && r.method.as_deref() == Some("tools/call"))
+            .collect();
+        if legs.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(legs.len(), 2, "{legs:?}");
+    for leg in &legs {
+        assert_eq!((&*leg.route, leg.name.as_deref()), ("py", Some("delete_item")));
+        assert_eq!(leg.exposed_name.as_deref(), Some("py_delete_item"));
+        assert_eq!(leg.status, Some(200));
+    }
 }

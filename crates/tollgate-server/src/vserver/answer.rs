@@ -57,6 +57,9 @@ pub(crate) fn discover(v: &VirtualRoute, exposed: &Exposed, id: Option<&RequestI
     let body = serde_json::json!({
         "supportedVersions": versions,
         "capabilities": capabilities(exposed),
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "public",
         "_meta": {"io.modelcontextprotocol/serverInfo": server_info(v)},
     });
     result(id, &body.to_string())
@@ -142,8 +145,11 @@ pub(crate) fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> 
     if start + PAGE < listed.len() {
         let _ = write!(body, r#","nextCursor":"{}""#, encode_cursor(start + PAGE, kind));
     }
-    if incoming.era == Era::Modern && v.shared.policy.is_some() {
-        body.push_str(r#","cacheScope":"private""#);
+    if incoming.era == Era::Modern {
+        // A 2026-07-28 result says how it may be cached: per caller (the
+        // list is filtered by the caller's policies), and not for long (the
+        // catalog changes at the next sync).
+        body.push_str(r#","resultType":"complete","ttlMs":0,"cacheScope":"private""#);
     }
     body.push('}');
     Ok(result(id.as_ref(), &body))
