@@ -27,7 +27,7 @@ use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::{Exchange, modern};
 use tollgate_e2e::children::{ChildGateway, tollgate_cli};
-use tollgate_e2e::{Demo, install_crypto_provider, modern_body, policy_dir, repo_root};
+use tollgate_e2e::{Demo, demo_lock_without, install_crypto_provider, modern_body, policy_dir, repo_root};
 
 /// The demo server behind a gateway with the console on.
 pub(crate) struct Rig {
@@ -36,46 +36,14 @@ pub(crate) struct Rig {
     _files: tempfile::TempDir,
 }
 
-/// The committed demo lock without `get_weather`: that tool is
-/// quarantined until someone approves it.
-fn lock_without_weather() -> String {
-    let text = std::fs::read_to_string(repo_root().join("examples/catalog.lock")).unwrap();
-    let mut parts = text.split("[[approval]]");
-    let head = parts.next().unwrap_or_default().to_owned();
-    parts
-        .filter(|block| !(block.contains("server = \"demo\"") && block.contains("name = \"get_weather\"")))
-        .fold(head, |acc, block| acc + "[[approval]]" + block)
-}
-
 impl Rig {
     pub(crate) async fn start() -> Rig {
         let demo = Demo::spawn().await;
         let files = policy_dir(&std::fs::read_to_string(repo_root().join("policies/demo.cedar")).unwrap());
         let lock = files.path().join("catalog.lock");
-        std::fs::write(&lock, lock_without_weather()).unwrap();
+        std::fs::write(&lock, demo_lock_without(&["get_weather"])).unwrap();
         let gw = ChildGateway::spawn(&format!(
-            r#"
-[dev_issuer]
-enabled = true
-
-[[dev_issuer.users]]
-subject = "alice"
-team = "payments"
-cost_center = "cc-7"
-groups = ["platform-admins"]
-
-[[dev_issuer.users]]
-subject = "victor"
-team = "finance"
-groups = ["finance"]
-
-[console]
-enabled = true
-
-[console.roles]
-viewer = ["finance"]
-admin = ["platform-admins"]
-
+            r#"{console}
 [audit]
 index = true
 
@@ -92,6 +60,7 @@ url = "{url}"
 auth = {{ scopes = ["mcp:tools"] }}
 audit = {{ server_version = "1.2.3", approved_by = "CHG-42", capture_arguments = true }}
 "#,
+            console = tollgate_e2e::CONSOLE,
             policies = files.path().display(),
             lock = lock.display(),
             url = demo.url,

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tollgate_audit::{CallRecord, Entry, Filter, Outcome, Phase};
 use tollgate_e2e::audit_support::{Exchange, metric, records, scrape_until, tool, wait_record};
 use tollgate_e2e::children::{ChildGateway, tollgate_cli, ts_plan_client};
-use tollgate_e2e::{Demo, policy_dir, repo_root};
+use tollgate_e2e::{Demo, demo_lock_without, policy_dir, repo_root};
 
 /// The route in front of the demo server.
 const ROUTE: &str = "demo";
@@ -66,30 +66,7 @@ permit (principal, action in [Tollgate::Action::"get_prompt", Tollgate::Action::
 /// The gateway's configuration (without `[listen]`).
 fn config(demo: &Demo, policies: &Path, lock: &Path) -> String {
     format!(
-        r#"
-[dev_issuer]
-enabled = true
-
-[[dev_issuer.users]]
-subject = "alice"
-team = "platform"
-cost_center = "cc-1001"
-groups = ["platform-admins"]
-
-[[dev_issuer.users]]
-subject = "victor"
-team = "finance"
-groups = ["finance"]
-
-[console]
-enabled = true
-
-[console.roles]
-viewer = ["*"]
-auditor = ["security"]
-approver = ["platform"]
-admin = ["platform-admins"]
-
+        r#"{console}
 [policy]
 dir = "{policies}"
 
@@ -106,34 +83,11 @@ url = "{url}"
 auth = {{ scopes = ["mcp:tools"] }}
 audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_arguments = true, capture_results = true }}
 "#,
+        console = tollgate_e2e::CONSOLE,
         policies = policies.display(),
         lock = lock.display(),
         url = demo.url,
     )
-}
-
-/// The demo's committed lock (`examples/catalog.lock`) for the route
-/// `demo` only, without the quarantined tool and prompt.
-fn lock_text() -> String {
-    let text = std::fs::read_to_string(repo_root().join("examples/catalog.lock")).unwrap();
-    let mut blocks = text.split("\n[[approval]]\n");
-    let mut out = blocks.next().unwrap().to_owned();
-    let mut kept = 0;
-    for block in blocks {
-        let dropped = [QUARANTINED_TOOL, QUARANTINED_PROMPT]
-            .iter()
-            .any(|n| block.contains(&format!("\nname = \"{n}\"\n")));
-        if block.starts_with(&format!("server = \"{ROUTE}\"\n")) && !dropped {
-            out.push_str("\n[[approval]]\n");
-            out.push_str(block);
-            kept += 1;
-        }
-    }
-    assert!(
-        kept >= 5,
-        "examples/catalog.lock has fewer demo approvals than expected:\n{text}"
-    );
-    out
 }
 
 /// The first program called `name` on `PATH`.
@@ -332,7 +286,7 @@ async fn the_console_in_a_real_browser() {
     let policies = policy_dir(POLICIES);
     let work = tempfile::tempdir().unwrap();
     let lock = work.path().join("catalog.lock");
-    std::fs::write(&lock, lock_text()).unwrap();
+    std::fs::write(&lock, demo_lock_without(&[QUARANTINED_TOOL, QUARANTINED_PROMPT])).unwrap();
     let gw = ChildGateway::spawn(&config(&demo, policies.path(), &lock)).await;
     let dir = gw.audit_dir();
     let mcp = gw.url(ROUTE);

@@ -140,6 +140,55 @@ impl Demo {
     }
 }
 
+/// The development issuer and the console (configuration text, without
+/// `[listen]`): alice (group `platform-admins`: every role) and victor
+/// (group `finance`: viewer) sign in; anyone else has no role.
+pub const CONSOLE: &str = r#"
+[dev_issuer]
+enabled = true
+
+[[dev_issuer.users]]
+subject = "alice"
+team = "platform"
+cost_center = "cc-1001"
+groups = ["platform-admins"]
+
+[[dev_issuer.users]]
+subject = "victor"
+team = "finance"
+groups = ["finance"]
+
+[console]
+enabled = true
+
+[console.roles]
+viewer = ["finance"]
+admin = ["platform-admins"]
+"#;
+
+/// The demo's committed lock (`examples/catalog.lock`) for the route
+/// `demo` only, without the definitions named `left_out`: those are
+/// quarantined until someone approves them.
+pub fn demo_lock_without(left_out: &[&str]) -> String {
+    let text = std::fs::read_to_string(repo_root().join("examples/catalog.lock")).unwrap();
+    let mut blocks = text.split("\n[[approval]]\n");
+    let mut out = blocks.next().unwrap().to_owned();
+    let mut kept = 0;
+    for block in blocks {
+        let dropped = left_out.iter().any(|n| block.contains(&format!("\nname = \"{n}\"\n")));
+        if block.starts_with("server = \"demo\"\n") && !dropped {
+            out.push_str("\n[[approval]]\n");
+            out.push_str(block);
+            kept += 1;
+        }
+    }
+    assert!(
+        kept >= 5,
+        "examples/catalog.lock has fewer demo approvals than expected:\n{text}"
+    );
+    out
+}
+
 /// A development issuer for tests, its key in a temporary directory. The
 /// gateway trusts it through `[dev_issuer]` ([`TestIssuer::config`]).
 pub struct TestIssuer {

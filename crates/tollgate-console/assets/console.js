@@ -304,6 +304,21 @@
   // Runs `fn` now and every `ms` while the tab is visible; a hidden tab
   // pauses it, and it runs at once when the tab shows again. now() runs it
   // out of turn (after the current run, if one is under way).
+  // Refresh a live page every five seconds: draw what `load` answers,
+  // and say in `status` when it was last updated (errors go to `errors`).
+  T.live = function (load, draw, errors, status) {
+    return T.poll(async () => {
+      try {
+        draw(await load());
+        T.clearError(errors);
+        status.textContent = `Live · updated ${T.fmt.time(Date.now() / 1000).slice(11)}`;
+      } catch (err) {
+        T.showError(errors, err);
+        status.textContent = 'Live · the last refresh failed';
+      }
+    }, 5000);
+  };
+
   T.poll = function (fn, ms) {
     let timer = null;
     let running = false;

@@ -70,16 +70,8 @@
         usageTable('Calls per tool', 'Tool', data.tools || [], true, 'overview-tools'));
     }
 
-    const poll = T.poll(async () => {
-      try {
-        draw(await T.api('/console/api/overview', { params: { window: select.value } }));
-        T.clearError(errors);
-        status.textContent = `Live · updated ${T.fmt.time(Date.now() / 1000).slice(11)}`;
-      } catch (err) {
-        T.showError(errors, err);
-        status.textContent = 'Live · the last refresh failed';
-      }
-    }, 5000);
+    const load = () => T.api('/console/api/overview', { params: { window: select.value } });
+    const poll = T.live(load, draw, errors, status);
 
     select.addEventListener('change', () => {
       T.setUrl({ window: select.value === '1h' ? '' : select.value });

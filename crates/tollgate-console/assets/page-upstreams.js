@@ -52,15 +52,6 @@
         T.section('Sessions', { testid: 'sessions' }, T.kv(data.sessions)));
     }
 
-    T.poll(async () => {
-      try {
-        draw(await T.api('/console/api/upstreams'));
-        T.clearError(errors);
-        status.textContent = `Live · updated ${T.fmt.time(Date.now() / 1000).slice(11)}`;
-      } catch (err) {
-        T.showError(errors, err);
-        status.textContent = 'Live · the last refresh failed';
-      }
-    }, 5000);
+    T.live(() => T.api('/console/api/upstreams'), draw, errors, status);
   };
 }(window.Tollgate));

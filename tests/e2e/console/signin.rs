@@ -79,26 +79,12 @@ async fn users_sign_in_with_their_roles_and_state_changes_need_the_csrf_token() 
 async fn scripts_use_the_api_with_a_bearer_token_for_the_console() {
     let rig = Rig::start().await;
     let token = rig.mint("ci-bot", &["--console", "--group", "platform-admins"]).await;
-    let http = tollgate_e2e::http();
-    let me: serde_json::Value = http
-        .get(format!("{}/console/api/me", rig.gw.admin))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me: serde_json::Value = as_script(&rig, &token, "me", None).await.json().await.unwrap();
     assert_eq!(me["subject"], "ci-bot");
     // No CSRF token needed: browsers never send bearer tokens on their own.
     let check = json!({"subject": "bob", "server": "demo", "kind": "tool", "name": "delete_item"});
-    let decided: serde_json::Value = http
-        .post(format!("{}/console/api/policies/check", rig.gw.admin))
-        .bearer_auth(&token)
-        .json(&check)
-        .send()
+    let decided: serde_json::Value = as_script(&rig, &token, "policies/check", Some(check))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -108,20 +94,21 @@ async fn scripts_use_the_api_with_a_bearer_token_for_the_console() {
     let route_token = rig
         .mint("ci-bot", &["--group", "platform-admins", "--scope", "mcp:tools"])
         .await;
-    let refused = http
-        .get(format!("{}/console/api/me", rig.gw.admin))
-        .bearer_auth(&route_token)
-        .send()
-        .await
-        .unwrap();
+    let refused = as_script(&rig, &route_token, "me", None).await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     // Nor is a console token of someone without a role.
     let nobody = rig.mint("mallory", &["--console"]).await;
-    let refused = http
-        .get(format!("{}/console/api/me", rig.gw.admin))
-        .bearer_auth(&nobody)
-        .send()
-        .await
-        .unwrap();
+    let refused = as_script(&rig, &nobody, "me", None).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+}
+
+/// `/console/api/{path}` with a bearer token: a POST of `body`, else a GET.
+async fn as_script(rig: &Rig, token: &str, path: &str, body: Option<serde_json::Value>) -> reqwest::Response {
+    let url = format!("{}/console/api/{path}", rig.gw.admin);
+    let http = tollgate_e2e::http();
+    let request = match body {
+        Some(body) => http.post(url).json(&body),
+        None => http.get(url),
+    };
+    request.bearer_auth(token).send().await.unwrap()
 }

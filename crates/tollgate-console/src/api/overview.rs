@@ -3,7 +3,6 @@
 //! time series of 60 buckets — summed from the audit index's columns.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::extract::{Query, State};
@@ -11,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_meter::{GroupBy, Usage, UsageSample};
 
-use super::{window, with_index};
+use super::{unix_secs as secs, window, with_index};
 use crate::caller::Caller;
 use crate::error::ConsoleError;
 use crate::roles::Role;
@@ -29,10 +28,6 @@ struct Bucket {
     calls: u64,
     errors: u64,
     denied: u64,
-}
-
-fn secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// `GET /console/api/overview`.

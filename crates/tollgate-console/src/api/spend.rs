@@ -6,7 +6,7 @@
 //! report as CSV, and its export is recorded.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use axum::Json;
 use axum::extract::{Query, State};
@@ -18,7 +18,7 @@ use tollgate_limit::Prices;
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_report::BudgetRow;
 
-use super::{record_action, time_param, window, with_index};
+use super::{record_action, time_param, unix_secs as secs, window, with_index};
 use crate::caller::Caller;
 use crate::error::ConsoleError;
 use crate::roles::Role;
@@ -58,10 +58,6 @@ struct Day {
     tokens: u64,
     catalog_tokens: u64,
     cost: f64,
-}
-
-fn secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// The report, and the series (hourly for a day or less, else daily).
