@@ -63,10 +63,10 @@ fn shipped_and_documented_configs_load() {
     let mut checked = 0;
     for dir in ["examples", "deploy", "docs"] {
         for entry in walk(&root().join(dir)) {
-            let text = std::fs::read_to_string(&entry).unwrap();
+            let read = || std::fs::read_to_string(&entry).unwrap();
             let snippets = match entry.extension().and_then(|e| e.to_str()) {
-                Some("toml") => vec![text],
-                Some("md") => toml_blocks(&text)
+                Some("toml") => vec![read()],
+                Some("md") => toml_blocks(&read())
                     .into_iter()
                     .filter(|b| b.contains("[listen]"))
                     .collect(),
