@@ -20,15 +20,23 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+#[path = "console_browser/browser.rs"]
+mod browser;
+#[path = "console_browser/trail.rs"]
+mod trail;
+
+use std::path::Path;
+
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Value, json};
-use tollgate_audit::{CallRecord, Entry, Filter, Outcome, Phase};
-use tollgate_e2e::audit_support::{Exchange, metric, records, scrape_until, tool, wait_record};
+use serde_json::json;
+use tollgate_audit::{CallRecord, Filter, Outcome, Phase};
+use tollgate_e2e::audit_support::{metric, records, scrape_until, tool};
 use tollgate_e2e::children::{ChildGateway, tollgate_cli, ts_plan_client};
-use tollgate_e2e::{Demo, demo_lock_without, policy_dir, repo_root};
+use tollgate_e2e::{Demo, demo_lock_without, policy_dir};
+
+use browser::{browse, screenshot_dir};
+use trail::{answers, entries, entry_of, reference, settled, usage};
 
 /// The route in front of the demo server.
 const ROUTE: &str = "demo";
@@ -90,26 +98,6 @@ audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_
     )
 }
 
-/// The first program called `name` on `PATH`.
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|p| p.is_file())
-}
-
-/// Where the screenshots go: `console-screenshots` in this test's target
-/// directory (`.../target/debug/deps/console_browser-HASH` → `.../target`).
-fn screenshot_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap().to_owned();
-    let dir = target.join("console-screenshots");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `tollgate token mint` for the MCP route, as `sub` of `team`.
 async fn mint(gw: &ChildGateway, sub: &str, team: &str) -> String {
     let config = gw.dir.path().join("gateway.toml");
@@ -132,150 +120,6 @@ async fn mint(gw: &ChildGateway, sub: &str, team: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// Every call record of the trail with where it is, in trail order.
-fn entries(dir: &Path, filter: Filter) -> Vec<Entry> {
-    tollgate_audit::query(&[dir.to_owned()], filter)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
-
-/// The single entry of the request `ex`, once the audit writer has it.
-async fn entry_of(dir: &Path, ex: &Exchange) -> Entry {
-    wait_record(dir, ex).await;
-    let mut found: Vec<Entry> = entries(dir, Filter::default())
-        .into_iter()
-        .filter(|e| e.record.request_id == ex.request_id)
-        .collect();
-    assert_eq!(found.len(), 1, "one record of {ex:?}");
-    found.pop().unwrap()
-}
-
-/// The number of call records in the trail once it has stopped growing.
-async fn settled(dir: &Path) -> usize {
-    let mut last = records(dir).len();
-    let mut still = 0;
-    for _ in 0..100 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = records(dir).len();
-        still = if now == last { still + 1 } else { 0 };
-        last = now;
-        if still == 3 {
-            return now;
-        }
-    }
-    panic!("the audit trail kept growing for 10 s");
-}
-
-/// Where a record is, as the console's call page names it.
-fn reference(e: &Entry) -> Value {
-    json!({"file": e.file.file_name().unwrap().to_str().unwrap(), "line": e.line})
-}
-
-fn text<T: ToString + ?Sized>(v: Option<&T>) -> String {
-    v.map(ToString::to_string).unwrap_or_default()
-}
-
-/// What the five answers of the call page must show for `r`: per answer
-/// section, `data-field` → `data-value`.
-fn answers(r: &CallRecord) -> Value {
-    let p = r.principal.as_deref().expect("a principal");
-    json!({
-        "answer-server": {
-            "route": &*r.route,
-            "version": text(r.server_version.as_deref()),
-            "approved_by": text(r.approved_by.as_deref()),
-        },
-        "answer-tool": {
-            "method": text(r.method.as_deref()),
-            "name": text(r.name.as_deref()),
-            "revision": text(r.definition_hash.as_deref()),
-            "approved_by": text(r.definition_approved_by.as_deref()),
-        },
-        "answer-principal": {
-            "subject": p.subject,
-            "team": text(p.team.as_deref()),
-            "issuer": p.issuer,
-        },
-        "answer-policies": {
-            "outcome": r.decision.outcome.as_str(),
-        },
-        "answer-outcome": {
-            "status": text(r.status.as_ref()),
-            "tokens": r.tokens.to_string(),
-            "bytes_out": r.bytes_out.to_string(),
-        },
-    })
-}
-
-/// The JSON of `tollgate usage --by team --format json` over `since..until`.
-async fn usage(dir: &Path, since: &str, until: &str) -> Value {
-    let out = tollgate_cli(&[
-        "usage",
-        dir.to_str().unwrap(),
-        "--by",
-        "team",
-        "--format",
-        "json",
-        "--since",
-        since,
-        "--until",
-        until,
-    ])
-    .await;
-    assert!(
-        out.status.success(),
-        "tollgate usage failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "tollgate usage printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
-
-/// Run the browser script with `expected`; its JSON summary.
-async fn browse(expected: &Value, work: &Path, screenshots: &Path) -> Value {
-    let js = repo_root().join("tests/fixtures/js");
-    let chromium = std::env::var_os("TOLLGATE_CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| on_path("chromium"))
-        .expect("chromium is not on PATH: run scripts/install-test-deps.sh (Debian's chromium package)");
-    assert!(
-        js.join("node_modules/playwright-core").is_dir() && js.join("node_modules/axe-core").is_dir(),
-        "playwright-core or axe-core is missing from tests/fixtures/js: run scripts/install-test-deps.sh"
-    );
-    let file = work.join("expected.json");
-    std::fs::write(&file, serde_json::to_string_pretty(expected).unwrap()).unwrap();
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(js.join("console-browser.mjs"))
-        .env("TOLLGATE_CONSOLE_EXPECTED", &file)
-        .env("TOLLGATE_SCREENSHOTS", screenshots)
-        .env("TOLLGATE_CHROMIUM", &chromium)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("the browser script ran for more than 120 s")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let summary: Option<Value> = serde_json::from_str(stdout.trim()).ok();
-    if !out.status.success() {
-        let failed = summary.as_ref().map(|s| s["failed"].clone()).unwrap_or(Value::Null);
-        panic!(
-            "the browser script failed ({}).\nstep: {}\nwhy: {}\nscreenshots: {}\n\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status,
-            failed["step"],
-            failed["message"],
-            screenshots.display()
-        );
-    }
-    summary.unwrap_or_else(|| panic!("the browser script printed no JSON summary:\n{stdout}\n{stderr}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
