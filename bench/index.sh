@@ -3,7 +3,8 @@
 # a trail of generated records written through the real audit sink (once,
 # then reused), indexed from scratch, then a filtered query (one subject,
 # one month) and a month's usage by team, each from the index and from the
-# files. Writes bench/results/index-<date>-<shortsha>.md.
+# files; then the same two questions through the console's JSON API
+# (bench/console.sh). Writes bench/results/index-<date>-<shortsha>.md.
 #
 # Environment:
 #   INDEX_BENCH_RECORDS=N  records (default 10,000,000; BENCH_QUICK=1: 1,000,000)
@@ -42,5 +43,6 @@ say "$records records in $dir"
   echo
   cargo bench --locked -p tollgate-index --bench index 2>/dev/null
 } > "$out.tmp"
+"$ROOT/bench/console.sh" "$dir/trail-$records" "$dir/index-$records.sqlite" "$out.tmp"
 mv "$out.tmp" "$out"
 cat "$out"
