@@ -161,6 +161,14 @@
 
   // Renders any JSON value for people: scalars as text, arrays of scalars
   // comma separated, objects as nested lists.
+  // A definition revision (`sha256:…`) shortened to 12 hex digits, the
+  // whole revision in its title.
+  T.revision = function (revision) {
+    if (!revision) return DASH;
+    const short = revision.replace(/^(sha256:[0-9a-f]{12})[0-9a-f]+$/, '$1…');
+    return el('code', { title: revision }, short);
+  };
+
   T.value = function (value, key) {
     if (value === null || value === undefined || value === '') return DASH;
     if (typeof value === 'boolean') return value ? 'yes' : 'no';

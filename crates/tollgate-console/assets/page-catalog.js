@@ -61,8 +61,8 @@
           value: (e) => [el('code', {}, e.name),
             findings.filter((f) => f.kind === e.kind && f.key === e.name).map(finding)],
         },
-        { label: 'Live revision', value: (e) => T.value(e.live_revision) },
-        { label: 'Approved revision', value: (e) => T.value(e.approved_revision) },
+        { label: 'Live revision', value: (e) => T.revision(e.live_revision) },
+        { label: 'Approved revision', value: (e) => T.revision(e.approved_revision) },
         { label: 'Approved by', value: (e) => T.value(e.approved_by) },
         { label: 'Approved at', value: (e) => T.time(e.approved_at) },
       ];
