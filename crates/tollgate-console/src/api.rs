@@ -35,7 +35,7 @@ pub(crate) async fn me(caller: Caller) -> Json<Value> {
 /// keeps no index itself, it is brought up to date first.
 pub(crate) async fn with_index<T: Send + 'static>(
     s: &Arc<Shared>,
-    f: impl FnOnce(&Index, &Path) -> Result<T, ConsoleError> + Send + 'static,
+    f: impl FnOnce(&Index) -> Result<T, ConsoleError> + Send + 'static,
 ) -> Result<T, ConsoleError> {
     let dir = s.backend.audit_dir().ok_or(ConsoleError::NoAuditTrail)?;
     let update = !s.backend.indexer_running();
@@ -50,7 +50,7 @@ pub(crate) async fn with_index<T: Send + 'static>(
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             index.update(std::slice::from_ref(&dir))?;
         }
-        f(&index, &dir)
+        f(&index)
     })
     .await
     .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))?

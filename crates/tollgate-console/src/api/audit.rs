@@ -100,7 +100,7 @@ pub(crate) async fn search(
     let filter = q.filter()?;
     let limit = q.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
     let started = Instant::now();
-    let (records, truncated) = with_index(&s, move |index, _| {
+    let (records, truncated) = with_index(&s, move |index| {
         let mut hits = index.query(filter)?;
         let mut out = Vec::new();
         for entry in hits.by_ref() {
@@ -206,7 +206,7 @@ pub(crate) async fn export(
     let filter = q.filter()?;
     let what = format!("audit {} {}", if csv { "csv" } else { "jsonl" }, describe(&q));
     let who = caller.clone();
-    let (body, rows) = with_index(&s, move |index, _| {
+    let (body, rows) = with_index(&s, move |index| {
         let records = index
             .query(filter)?
             .take(MAX_EXPORT)

@@ -58,7 +58,7 @@ pub(crate) async fn policies(State(s): State<Arc<Shared>>, caller: Caller) -> Re
     caller.need(Role::Viewer)?;
     let mut answer = s.backend.policies();
     let since = SystemTime::now() - Duration::from_secs(86_400);
-    let denials = with_index(&s, move |index, _| {
+    let denials = with_index(&s, move |index| {
         let filter = Filter {
             since: Some(since),
             decision: Some(Outcome::Deny),
@@ -130,7 +130,7 @@ pub(crate) async fn upstreams(State(s): State<Arc<Shared>>, caller: Caller) -> R
     caller.need(Role::Viewer)?;
     let mut answer = s.backend.upstreams();
     let since = SystemTime::now() - Duration::from_secs(86_400);
-    let started = with_index(&s, move |index, _| {
+    let started = with_index(&s, move |index| {
         let mut per_route: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
         index.calls(Some(since), None, |c| {
             if c.usage.method == Some("initialize") {

@@ -40,7 +40,7 @@ pub(crate) async fn overview(
     let name = q.window.unwrap_or_else(|| "1h".into());
     let (since, until) = window(&name)?;
     let (start, step) = (secs(since), ((secs(until) - secs(since)) / BUCKETS).max(1));
-    let (servers, tools, series) = with_index(&s, move |index, _| {
+    let (servers, tools, series) = with_index(&s, move |index| {
         let mut servers = Usage::new(GroupBy::Server);
         let mut tools = Usage::new(GroupBy::Tool);
         let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];

@@ -70,7 +70,7 @@ async fn report(s: &Arc<Shared>, q: &SpendQuery) -> Result<(UsageReport, Vec<Val
     } else {
         86_400
     };
-    with_index(s, move |index, _| {
+    with_index(s, move |index| {
         let mut days: std::collections::BTreeMap<u64, Day> = std::collections::BTreeMap::new();
         let window = (Some(since), Some(until));
         let report = tollgate_report::spend::report_indexed_with(index, by, window, &prices, |c, sample| {
@@ -121,7 +121,7 @@ pub(crate) async fn spend(
 /// Each budget's spend this period, from the audit index.
 async fn budgets(s: &Arc<Shared>) -> Result<Vec<Value>, ConsoleError> {
     let config = s.backend.config();
-    let rows = with_index(s, move |index, _| {
+    let rows = with_index(s, move |index| {
         Ok(tollgate_report::budgets::report_indexed(
             index,
             &config,
