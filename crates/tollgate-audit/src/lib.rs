@@ -43,7 +43,7 @@ pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
 pub use files::trail_files;
 pub use observer::AuditObserver;
 pub use otlp::OtlpSettings;
-pub use query::{Entry, Filter, Records, parse_time, query};
+pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};
 pub use record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION};
 pub use route::RouteAudit;
 pub use sink::{AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Recorded, SinkSettings};

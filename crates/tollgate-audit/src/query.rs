@@ -119,8 +119,13 @@ struct KindOnly {
     kind: LineKind,
 }
 
-/// Whether a line is a call record, cheaply for lines this crate wrote.
-fn is_call(line: &[u8]) -> Result<bool, serde_json::Error> {
+/// Whether a trail line is a call record: cheaply for lines this crate
+/// wrote (the kind comes first), else by reading its `kind`.
+///
+/// # Errors
+///
+/// The line is not a JSON object with a known `kind`.
+pub fn is_call_line(line: &[u8]) -> Result<bool, serde_json::Error> {
     let head = &line[..line.len().min(160)];
     if head.windows(13).any(|w| w == b"\"kind\":\"call\"") {
         return Ok(true);
@@ -163,7 +168,7 @@ impl Records {
             line: *line_no,
             message: e.to_string(),
         };
-        match is_call(line) {
+        match is_call_line(line) {
             Ok(false) => return Step::Skip,
             Err(e) => return Step::Item(Box::new(Err(malformed(e)))),
             Ok(true) => {}

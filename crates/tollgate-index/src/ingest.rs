@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Deserialize;
 
 use crate::Index;
 use crate::error::{IndexError, db};
-use crate::line::{CallLine, is_call};
+use crate::line::CallLine;
 use crate::names::Names;
 use crate::schema::Order;
 
@@ -237,7 +236,8 @@ fn read_batch(
         at.offset += n as u64;
         at.line += 1;
         let line = &buf[..n - 1];
-        if !is_call(line) && !kind_is_call(line) {
+        // Not a call (or not a JSON object with a known kind): not indexed.
+        if !tollgate_audit::is_call_line(line).unwrap_or(false) {
             continue;
         }
         let call: CallLine<'_> = serde_json::from_slice(line).map_err(|e| IndexError::Malformed {
@@ -249,17 +249,6 @@ fn read_batch(
         added += 1;
     }
     Ok((added, false))
-}
-
-#[derive(Deserialize)]
-struct KindOnly<'a> {
-    #[serde(borrow)]
-    kind: std::borrow::Cow<'a, str>,
-}
-
-/// The slow check for lines the quick one does not recognise.
-fn kind_is_call(line: &[u8]) -> bool {
-    serde_json::from_slice::<KindOnly<'_>>(line).is_ok_and(|k| k.kind == "call")
 }
 
 fn insert(sink: &mut Sink<'_>, c: &CallLine<'_>, (file, offset, line): (i64, u64, u64)) -> rusqlite::Result<()> {

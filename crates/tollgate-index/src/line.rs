@@ -111,9 +111,3 @@ pub(crate) fn micros(t: SystemTime) -> Option<i64> {
 pub(crate) fn from_micros(micros: i64) -> SystemTime {
     UNIX_EPOCH + std::time::Duration::from_micros(micros.max(0).unsigned_abs())
 }
-
-/// Whether a line is a call record, without parsing it when it is not.
-pub(crate) fn is_call(line: &[u8]) -> bool {
-    let head = &line[..line.len().min(160)];
-    head.windows(13).any(|w| w == b"\"kind\":\"call\"")
-}

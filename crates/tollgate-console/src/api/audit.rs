@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tollgate_audit::{CallRecord, Entry, Filter, LineKind, Outcome, QueryError};
+use tollgate_audit::{CallRecord, Entry, Filter, Outcome, QueryError};
 
 use super::{record_action, time_param, trail_file, with_index};
 use crate::caller::Caller;
@@ -85,7 +85,8 @@ fn shown(caller: &Caller, mut record: CallRecord) -> CallRecord {
     record
 }
 
-fn reference(e: &Entry) -> Value {
+/// Where a record is, as the call page names it.
+pub(crate) fn reference(e: &Entry) -> Value {
     let file = e.file.file_name().map(|n| n.to_string_lossy().into_owned());
     json!({"file": file, "line": e.line})
 }
@@ -172,12 +173,8 @@ fn read_line(file: &Path, line: u64) -> Result<CallRecord, ConsoleError> {
         .ok_or_else(|| ConsoleError::NotFound(format!("no line {line}")))?
         .map_err(|e| ConsoleError::NotFound(e.to_string()))?;
     let not_call = || ConsoleError::NotFound(format!("line {line} is not a call record"));
-    #[derive(Deserialize)]
-    struct Kind {
-        kind: LineKind,
-    }
-    match serde_json::from_str::<Kind>(&text) {
-        Ok(k) if k.kind == LineKind::Call => serde_json::from_str(&text).map_err(|_| not_call()),
+    match tollgate_audit::is_call_line(text.as_bytes()) {
+        Ok(true) => serde_json::from_str(&text).map_err(|_| not_call()),
         _ => Err(not_call()),
     }
 }

@@ -74,7 +74,7 @@ pub(crate) async fn policies(State(s): State<Arc<Shared>>, caller: Caller) -> Re
                 *counts.entry(id).or_default() += 1;
             }
             recent.push_back(json!({
-                "ref": {"file": e.file.file_name().map(|n| n.to_string_lossy()), "line": e.line},
+                "ref": super::audit::reference(&e),
                 "time": humantime::format_rfc3339_seconds(r.time).to_string(),
                 "subject": r.principal.as_deref().map(|p| &p.subject),
                 "server": r.route, "name": r.name, "policies": ids, "reason": r.decision.reason,
