@@ -104,17 +104,9 @@ impl Caller {
     /// The caller as an audit record's principal.
     pub(crate) fn principal(&self) -> Principal {
         Principal {
-            issuer: self.issuer.clone(),
-            subject: self.subject.clone(),
-            client_id: None,
-            token_id: None,
-            audience: Vec::new(),
-            groups: Vec::new(),
             team: self.team.clone(),
             cost_center: self.cost_center.clone(),
-            scopes: Vec::new(),
-            expires_at: 0,
-            kind: PrincipalKind::User,
+            ..Principal::bare(&*self.issuer, &*self.subject, PrincipalKind::User)
         }
     }
 }

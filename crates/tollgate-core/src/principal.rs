@@ -62,6 +62,25 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// A principal known only by issuer and subject: no client, token id,
+    /// audience, groups, team, cost centre or scopes, no expiry (`0`).
+    /// Fill in what is known with struct update syntax.
+    pub fn bare(issuer: impl Into<String>, subject: impl Into<String>, kind: PrincipalKind) -> Principal {
+        Principal {
+            issuer: issuer.into(),
+            subject: subject.into(),
+            client_id: None,
+            token_id: None,
+            audience: Vec::new(),
+            groups: Vec::new(),
+            team: None,
+            cost_center: None,
+            scopes: Vec::new(),
+            expires_at: 0,
+            kind,
+        }
+    }
+
     /// Whether the token grants `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == scope)

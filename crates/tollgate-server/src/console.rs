@@ -41,9 +41,10 @@ fn kind_of(name: &str) -> Result<Kind, String> {
 
 /// The route of `[[servers]]` entry `name`.
 fn route_named(g: &Generation, name: &str) -> Result<Arc<Route>, String> {
-    g.routes()
-        .into_iter()
-        .find(|r| &*r.name == name)
+    g.front
+        .routes
+        .get(format!("/mcp/{name}").as_str())
+        .cloned()
         .ok_or_else(|| format!("no server {name:?}"))
 }
 
@@ -158,17 +159,10 @@ impl Backend for ConsoleBackend {
             .live(kind, &q.name)
             .map(|d| crate::catalog::annotations_of(&d.body));
         let principal = Arc::new(Principal {
-            issuer: "console".into(),
-            subject: q.subject.clone(),
-            client_id: None,
-            token_id: None,
-            audience: Vec::new(),
             groups: q.groups.clone(),
             team: q.team.clone().filter(|t| !t.is_empty()),
-            cost_center: None,
             scopes: q.scopes.clone(),
-            expires_at: 0,
-            kind: PrincipalKind::User,
+            ..Principal::bare("console", &*q.subject, PrincipalKind::User)
         });
         let request = CallRequest::new(&route.name, method)
             .name(Some(&q.name))

@@ -348,17 +348,8 @@ fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayEr
 /// policies can still decide them (`Tollgate::Service::"anonymous"`).
 pub(crate) fn anonymous() -> Principal {
     Principal {
-        issuer: String::new(),
-        subject: "anonymous".into(),
-        client_id: None,
-        token_id: None,
-        audience: Vec::new(),
-        groups: Vec::new(),
-        team: None,
-        cost_center: None,
-        scopes: Vec::new(),
         expires_at: u64::MAX,
-        kind: PrincipalKind::Service,
+        ..Principal::bare("", "anonymous", PrincipalKind::Service)
     }
 }
 
