@@ -70,11 +70,6 @@ pub(crate) fn window(name: &str) -> Result<(SystemTime, SystemTime), ConsoleErro
     Ok((until - Duration::from_secs(length), until))
 }
 
-/// Seconds since the Unix epoch.
-pub(crate) fn unix_secs(t: SystemTime) -> u64 {
-    t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// Parse an RFC 3339 time parameter.
 pub(crate) fn time_param(name: &str, value: Option<&str>) -> Result<Option<SystemTime>, ConsoleError> {
     value

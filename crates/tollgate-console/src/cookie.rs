@@ -41,8 +41,14 @@ pub(crate) fn random_token(bytes: usize) -> Option<String> {
     Some(URL_SAFE_NO_PAD.encode(buf))
 }
 
+/// Seconds since the Unix epoch, now (cookie expiries).
 pub(crate) fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    unix_secs(SystemTime::now())
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 impl Jar {

@@ -10,8 +10,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_meter::{GroupBy, Usage, UsageSample};
 
-use super::{unix_secs as secs, window, with_index};
+use super::{window, with_index};
 use crate::caller::Caller;
+use crate::cookie::unix_secs as secs;
 use crate::error::ConsoleError;
 use crate::roles::Role;
 use crate::state::Shared;

@@ -18,8 +18,9 @@ use tollgate_limit::Prices;
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_report::BudgetRow;
 
-use super::{record_action, time_param, unix_secs as secs, window, with_index};
+use super::{record_action, time_param, window, with_index};
 use crate::caller::Caller;
+use crate::cookie::unix_secs as secs;
 use crate::error::ConsoleError;
 use crate::roles::Role;
 use crate::state::Shared;
@@ -60,10 +61,13 @@ struct Day {
     cost: f64,
 }
 
-/// The report, and the series (hourly for a day or less, else daily).
-async fn report(s: &Arc<Shared>, q: &SpendQuery) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
-    let by = q.group()?;
-    let (since, until) = q.window()?;
+/// The report over `since..until`, and its series (hourly for a day or
+/// less, else daily).
+async fn report(
+    s: &Arc<Shared>,
+    by: GroupBy,
+    (since, until): (SystemTime, SystemTime),
+) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
     let prices = Prices::from_config(&s.backend.config().limits);
     let step = if secs(until) - secs(since) <= 86_400 {
         3600
@@ -96,7 +100,7 @@ pub(crate) async fn spend(
 ) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
     let (since, until) = q.window()?;
-    let (report, series) = report(&s, &q).await?;
+    let (report, series) = report(&s, q.group()?, (since, until)).await?;
     let budgets = budgets(&s).await?;
     let total = &report.total;
     #[allow(clippy::cast_precision_loss, reason = "a share")]
@@ -147,14 +151,14 @@ pub(crate) async fn spend_csv(
     Query(q): Query<SpendQuery>,
 ) -> Result<Response, ConsoleError> {
     caller.need(Role::Viewer)?;
-    let (report, _) = report(&s, &q).await?;
+    let (since, until) = q.window()?;
+    let (report, _) = report(&s, q.group()?, (since, until)).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let fail = |e: csv::Error| ConsoleError::Gateway(format!("CSV: {e}"));
     for row in report.rows.iter().chain(std::iter::once(&report.total)) {
         w.serialize(row).map_err(fail)?;
     }
     let body = w.into_inner().map_err(|e| ConsoleError::Gateway(format!("CSV: {e}")))?;
-    let (since, until) = q.window()?;
     let what = format!(
         "spend csv by {} from {} to {}",
         report.by.as_str(),
