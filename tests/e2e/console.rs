@@ -26,7 +26,7 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::{Exchange, modern};
-use tollgate_e2e::children::{ChildGateway, tollgate_cli};
+use tollgate_e2e::children::ChildGateway;
 use tollgate_e2e::{Demo, demo_lock_without, install_crypto_provider, modern_body, policy_dir, repo_root};
 
 /// The demo server behind a gateway with the console on.
@@ -73,22 +73,10 @@ audit = {{ server_version = "1.2.3", approved_by = "CHG-42", capture_arguments =
         }
     }
 
-    fn config(&self) -> String {
-        self.gw.dir.path().join("gateway.toml").display().to_string()
-    }
-
-    /// A development token from the CLI (`extra`: more `token mint` flags).
-    pub(crate) async fn mint(&self, sub: &str, extra: &[&str]) -> String {
-        let config = self.config();
-        let args = [&["token", "mint", "--config", &config, "--sub", sub][..], extra].concat();
-        let out = tollgate_cli(&args).await;
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-
     /// A `tools/call` of the demo route as alice (team payments).
     pub(crate) async fn call(&self, id: u64, tool: &str, args: Value) -> Exchange {
         let token = self
+            .gw
             .mint("alice", &["--team", "payments", "--scope", "mcp:tools"])
             .await;
         let body = modern_body(id, "tools/call", json!({"name": tool, "arguments": args}));

@@ -29,10 +29,10 @@ use std::path::Path;
 
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::json;
-use tollgate_audit::{CallRecord, Filter, Outcome, Phase};
+use serde_json::{Value, json};
+use tollgate_audit::{CallRecord, Entry, Filter, Outcome, Phase};
 use tollgate_e2e::audit_support::{metric, records, scrape_until, tool};
-use tollgate_e2e::children::{ChildGateway, tollgate_cli, ts_plan_client};
+use tollgate_e2e::children::{ChildGateway, ts_plan_client};
 use tollgate_e2e::{Demo, demo_lock_without, policy_dir};
 
 use browser::{browse, screenshot_dir};
@@ -98,47 +98,22 @@ audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_
     )
 }
 
-/// `tollgate token mint` for the MCP route, as `sub` of `team`.
-async fn mint(gw: &ChildGateway, sub: &str, team: &str) -> String {
-    let config = gw.dir.path().join("gateway.toml");
-    let out = tollgate_cli(&[
-        "token",
-        "mint",
-        "--config",
-        config.to_str().unwrap(),
-        "--sub",
-        sub,
-        "--team",
-        team,
-        "--scope",
-        "mcp:tools",
-    ])
-    .await;
-    assert!(
-        out.status.success(),
-        "tollgate token mint failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+/// The three raw calls the browser is checked against, and the token of
+/// their caller.
+struct Served {
+    /// An allowed call, with captured arguments.
+    call: Entry,
+    /// A call denied by [`FORBID`].
+    denied: Entry,
+    /// dave's token for the MCP route.
+    dave: String,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_console_in_a_real_browser() {
-    let begun = Instant::now();
-    let phase = |what: &str| println!("{:>5.1} s  {what}", begun.elapsed().as_secs_f64());
-    let demo = Demo::spawn().await;
-    let policies = policy_dir(POLICIES);
-    let work = tempfile::tempdir().unwrap();
-    let lock = work.path().join("catalog.lock");
-    std::fs::write(&lock, demo_lock_without(&[QUARANTINED_TOOL, QUARANTINED_PROMPT])).unwrap();
-    let gw = ChildGateway::spawn(&config(&demo, policies.path(), &lock)).await;
-    let dir = gw.audit_dir();
-    let mcp = gw.url(ROUTE);
-    phase("gateway serving");
-
-    // Real traffic: the TypeScript SDK client (legacy era, a session) as
-    // carol, then raw modern-era calls as dave.
-    let carol = mint(&gw, "carol", "payments").await;
+/// Real traffic: the TypeScript SDK client (legacy era, a session) as
+/// carol, then raw modern-era calls as dave; checked against the trail.
+async fn serve_traffic(gw: &ChildGateway) -> Served {
+    let (dir, mcp) = (gw.audit_dir(), gw.url(ROUTE));
+    let carol = gw.mint("carol", &["--team", "payments", "--scope", "mcp:tools"]).await;
     let plan = json!({"calls": [
         {"name": "echo", "arguments": {"text": "hello from the TypeScript SDK"}},
         {"name": "add", "arguments": {"a": 2, "b": 3}},
@@ -157,7 +132,7 @@ async fn the_console_in_a_real_browser() {
     );
     assert_eq!(sdk["calls"][1]["content"][0]["text"], "5", "{sdk}");
 
-    let dave = mint(&gw, "dave", "research").await;
+    let dave = gw.mint("dave", &["--team", "research", "--scope", "mcp:tools"]).await;
     let allowed = tool(mcp.clone(), &dave, 1, "add", json!({"a": 20, "b": 22})).await;
     assert_eq!(allowed.status, 200, "{allowed:?}");
     assert_eq!(allowed.message()["result"]["content"][0]["text"], "42", "{allowed:?}");
@@ -192,6 +167,117 @@ async fn the_console_in_a_real_browser() {
     );
 
     entry_of(&dir, &echoed).await;
+    Served { call, denied, dave }
+}
+
+/// What the click on the catalog page changed: the lock approves the
+/// tool in alice's name, the prompt is still quarantined (the viewer's
+/// attempt was refused), the trail records the approval, and the tool is
+/// now served through the gateway.
+async fn approval_took_effect(lock: &Path, dir: &Path, mcp: &str, dave: &str) {
+    let lock_now = std::fs::read_to_string(lock).unwrap();
+    let block = lock_now
+        .split("\n[[approval]]\n")
+        .find(|b| b.contains(&format!("\nname = \"{QUARANTINED_TOOL}\"\n")))
+        .unwrap_or_else(|| panic!("the lock does not approve {QUARANTINED_TOOL}:\n{lock_now}"));
+    assert!(block.contains("approved_by = \"alice\""), "{block}");
+    assert!(
+        !lock_now.contains(&format!("\nname = \"{QUARANTINED_PROMPT}\"\n")),
+        "the viewer's approval went through:\n{lock_now}"
+    );
+    let approvals: Vec<CallRecord> = records(dir)
+        .into_iter()
+        .filter(|r| r.method.as_deref() == Some("console/approve"))
+        .collect();
+    assert_eq!(approvals.len(), 1, "one approval recorded: {approvals:#?}");
+    let a = &approvals[0];
+    assert_eq!(a.phase, Phase::Admin);
+    assert_eq!(
+        a.principal.as_deref().map(|p| p.subject.as_str()),
+        Some("alice"),
+        "{a:?}"
+    );
+    assert_eq!(
+        a.name.as_deref(),
+        Some(&*format!("{ROUTE}/tool/{QUARANTINED_TOOL}")),
+        "{a:?}"
+    );
+    assert_eq!(a.status, Some(200), "{a:?}");
+
+    // And the tool is now served through the gateway.
+    let mut last = None;
+    for id in 10..60 {
+        let ex = tool(mcp.to_owned(), dave, id, QUARANTINED_TOOL, json!({"city": "Lisbon"})).await;
+        if ex.status == 200 && ex.message()["result"]["content"][0]["text"].is_string() {
+            let rec = entry_of(dir, &ex).await.record;
+            assert_eq!(rec.definition_approved_by.as_deref(), Some("alice"), "{rec:?}");
+            last = None;
+            break;
+        }
+        last = Some(ex);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if let Some(ex) = last {
+        panic!(
+            "{QUARANTINED_TOOL} is still refused after the approval: {}",
+            String::from_utf8_lossy(&ex.body)
+        );
+    }
+}
+
+/// The browser script ran every step, took a screenshot of each page and
+/// found no serious accessibility violation.
+fn assert_summary(summary: &Value) {
+    let steps: Vec<&str> = summary["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for want in [
+        "sign in as the admin",
+        "audit search and one call",
+        "spend",
+        "catalog approval",
+        "policies",
+        "headers and cookies",
+        "sign out, sign in as the viewer",
+    ] {
+        assert!(
+            steps.contains(&want),
+            "the browser script did not run step {want:?}: {summary:#}"
+        );
+    }
+    assert_eq!(
+        summary["screenshots"].as_array().map(Vec::len),
+        Some(7),
+        "one screenshot per page: {summary:#}"
+    );
+    for (page, result) in summary["axe"].as_object().unwrap() {
+        assert_eq!(
+            result["serious"],
+            json!([]),
+            "axe-core found serious or critical violations on {page}: {result:#}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_in_a_real_browser() {
+    let begun = Instant::now();
+    let phase = |what: &str| println!("{:>5.1} s  {what}", begun.elapsed().as_secs_f64());
+    let demo = Demo::spawn().await;
+    let policies = policy_dir(POLICIES);
+    let work = tempfile::tempdir().unwrap();
+    let lock = work.path().join("catalog.lock");
+    std::fs::write(&lock, demo_lock_without(&[QUARANTINED_TOOL, QUARANTINED_PROMPT])).unwrap();
+    let gw = ChildGateway::spawn(&config(&demo, policies.path(), &lock)).await;
+    let dir = gw.audit_dir();
+    let mcp = gw.url(ROUTE);
+    phase("gateway serving");
+
+    let Served { call, denied, dave } = serve_traffic(&gw).await;
+    let r = &call.record;
     phase("traffic served");
     // Records still on their way (the SDK session's GET stream is recorded
     // when it closes) would change the totals between the CLI's report and
@@ -246,90 +332,8 @@ async fn the_console_in_a_real_browser() {
     });
     let summary = browse(&expected, work.path(), &screenshots).await;
     phase("browser done");
-    let steps: Vec<&str> = summary["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    for want in [
-        "sign in as the admin",
-        "audit search and one call",
-        "spend",
-        "catalog approval",
-        "policies",
-        "headers and cookies",
-        "sign out, sign in as the viewer",
-    ] {
-        assert!(
-            steps.contains(&want),
-            "the browser script did not run step {want:?}: {summary:#}"
-        );
-    }
-    assert_eq!(
-        summary["screenshots"].as_array().map(Vec::len),
-        Some(7),
-        "one screenshot per page: {summary:#}"
-    );
-    for (page, result) in summary["axe"].as_object().unwrap() {
-        assert_eq!(
-            result["serious"],
-            json!([]),
-            "axe-core found serious or critical violations on {page}: {result:#}"
-        );
-    }
-
-    // What the click on the catalog page changed: the lock approves the
-    // tool in alice's name, the prompt is still quarantined (the viewer's
-    // attempt was refused), and the trail records the approval.
-    let lock_now = std::fs::read_to_string(&lock).unwrap();
-    let block = lock_now
-        .split("\n[[approval]]\n")
-        .find(|b| b.contains(&format!("\nname = \"{QUARANTINED_TOOL}\"\n")))
-        .unwrap_or_else(|| panic!("the lock does not approve {QUARANTINED_TOOL}:\n{lock_now}"));
-    assert!(block.contains("approved_by = \"alice\""), "{block}");
-    assert!(
-        !lock_now.contains(&format!("\nname = \"{QUARANTINED_PROMPT}\"\n")),
-        "the viewer's approval went through:\n{lock_now}"
-    );
-    let approvals: Vec<CallRecord> = records(&dir)
-        .into_iter()
-        .filter(|r| r.method.as_deref() == Some("console/approve"))
-        .collect();
-    assert_eq!(approvals.len(), 1, "one approval recorded: {approvals:#?}");
-    let a = &approvals[0];
-    assert_eq!(a.phase, Phase::Admin);
-    assert_eq!(
-        a.principal.as_deref().map(|p| p.subject.as_str()),
-        Some("alice"),
-        "{a:?}"
-    );
-    assert_eq!(
-        a.name.as_deref(),
-        Some(&*format!("{ROUTE}/tool/{QUARANTINED_TOOL}")),
-        "{a:?}"
-    );
-    assert_eq!(a.status, Some(200), "{a:?}");
-
-    // And the tool is now served through the gateway.
-    let mut last = None;
-    for id in 10..60 {
-        let ex = tool(mcp.clone(), &dave, id, QUARANTINED_TOOL, json!({"city": "Lisbon"})).await;
-        if ex.status == 200 && ex.message()["result"]["content"][0]["text"].is_string() {
-            let rec = entry_of(&dir, &ex).await.record;
-            assert_eq!(rec.definition_approved_by.as_deref(), Some("alice"), "{rec:?}");
-            last = None;
-            break;
-        }
-        last = Some(ex);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    if let Some(ex) = last {
-        panic!(
-            "{QUARANTINED_TOOL} is still refused after the approval: {}",
-            String::from_utf8_lossy(&ex.body)
-        );
-    }
+    assert_summary(&summary);
+    approval_took_effect(&lock, &dir, &mcp, &dave).await;
     phase("approved tool served");
     println!(
         "console screenshots: {}\nbrowser steps: {}\naxe-core: {}",

@@ -333,6 +333,20 @@ impl ChildGateway {
         self.dir.path().join("audit")
     }
 
+    /// A token from its development issuer (`tollgate token mint --config
+    /// … --sub SUB` with the flags `extra`).
+    pub async fn mint(&self, sub: &str, extra: &[&str]) -> String {
+        let config = self.dir.path().join("gateway.toml");
+        let config = config.to_str().unwrap();
+        let out = tollgate_cli(&[&["token", "mint", "--config", config, "--sub", sub][..], extra].concat()).await;
+        assert!(
+            out.status.success(),
+            "tollgate token mint failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     /// What the gateway has logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()

@@ -78,7 +78,10 @@ async fn users_sign_in_with_their_roles_and_state_changes_need_the_csrf_token() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_use_the_api_with_a_bearer_token_for_the_console() {
     let rig = Rig::start().await;
-    let token = rig.mint("ci-bot", &["--console", "--group", "platform-admins"]).await;
+    let token = rig
+        .gw
+        .mint("ci-bot", &["--console", "--group", "platform-admins"])
+        .await;
     let me: serde_json::Value = as_script(&rig, &token, "me", None).await.json().await.unwrap();
     assert_eq!(me["subject"], "ci-bot");
     // No CSRF token needed: browsers never send bearer tokens on their own.
@@ -92,12 +95,13 @@ async fn scripts_use_the_api_with_a_bearer_token_for_the_console() {
 
     // A token for the MCP routes is not a console token.
     let route_token = rig
+        .gw
         .mint("ci-bot", &["--group", "platform-admins", "--scope", "mcp:tools"])
         .await;
     let refused = as_script(&rig, &route_token, "me", None).await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     // Nor is a console token of someone without a role.
-    let nobody = rig.mint("mallory", &["--console"]).await;
+    let nobody = rig.gw.mint("mallory", &["--console"]).await;
     let refused = as_script(&rig, &nobody, "me", None).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
 }
