@@ -131,11 +131,14 @@ impl Event {
     }
 }
 
-/// `name: value` with CR and LF dropped from the value.
+/// `name: value` with CR and LF dropped from the value; `name:` for an
+/// empty value. The colon is optional by the standard, but some clients'
+/// parsers (rmcp's among them) refuse a line without one.
 fn write_field(out: &mut Vec<u8>, name: &[u8], value: &str) {
     out.extend_from_slice(name);
+    out.push(b':');
     if !value.is_empty() {
-        out.extend_from_slice(b": ");
+        out.push(b' ');
     }
     out.extend(value.bytes().filter(|b| !matches!(b, b'\r' | b'\n')));
     out.push(b'\n');

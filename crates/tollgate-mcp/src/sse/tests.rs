@@ -157,7 +157,7 @@ fn write_to_keeps_values_on_their_lines() {
     );
     let mut out = Vec::new();
     data("").write_to(&mut out);
-    assert_eq!(out, b"data\n\n");
+    assert_eq!(out, b"data:\n\n", "every field line has its colon");
 }
 
 fn event() -> impl Strategy<Value = Event> {
