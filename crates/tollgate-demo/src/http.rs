@@ -127,8 +127,9 @@ fn mcp_config(config: &DemoConfig) -> StreamableHttpServerConfig {
 
 /// Builds the axum router: the MCP service at [`MCP_PATH`], a hint elsewhere.
 fn router(config: StreamableHttpServerConfig) -> Router {
+    let tasks = rmcp::task_manager::TaskManager::new();
     let service: StreamableHttpService<DemoServer, LocalSessionManager> = StreamableHttpService::new(
-        || Ok(DemoServer::new()),
+        move || Ok(DemoServer::new(tasks.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -22,7 +22,7 @@ use tracing_subscriber::EnvFilter;
         (initialize, Mcp-Session-Id sessions, GET SSE stream, DELETE) and stateless \
         2026-07-28 (MCP-Protocol-Version, Mcp-Method and Mcp-Name headers, \
         server/discover).\n\n\
-        Tools: echo, add, countdown (progress notifications), delete_item (destructive; \
+        Tools: echo, add, countdown (progress notifications; a task when the request declares the tasks extension), delete_item (destructive; \
         deletes nothing), get_weather (open world; canned data). Resources: \
         demo://readme, demo://secrets/api-keys. Prompt: greeting.\n\n\
         Logs go to stderr; set the level with --log or RUST_LOG."

@@ -10,8 +10,9 @@ use std::time::Duration;
 use rmcp::{
     ErrorData, RoleServer,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
-    model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken},
+    model::{CallToolResult, ContentBlock, CreateTaskResult, JsonObject, ProgressNotificationParam, ProgressToken},
     service::RequestContext,
+    task_manager::{TaskExit, TaskManager, TaskOptions},
     tool, tool_router,
 };
 use schemars::JsonSchema;
@@ -185,6 +186,39 @@ async fn run_countdown(args: &CountdownArgs, context: &RequestContext<RoleServer
         }
     }
     Ok(())
+}
+
+/// `countdown` as a task (the tasks extension, SEP-2663), for a request
+/// that declared the extension: the call answers at once with the task,
+/// whose status message follows the count and whose result is "liftoff".
+pub(crate) fn countdown_task(
+    tasks: &TaskManager,
+    arguments: Option<JsonObject>,
+) -> Result<CreateTaskResult, ErrorData> {
+    let args: CountdownArgs = serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default()))
+        .map_err(|e| ErrorData::invalid_params(format!("countdown: {e}"), None))?;
+    if args.n > MAX_COUNTDOWN || args.delay_ms > MAX_DELAY_MS {
+        return Err(ErrorData::invalid_params(
+            format!("countdown: n must be at most {MAX_COUNTDOWN} and delay_ms at most {MAX_DELAY_MS}"),
+            None,
+        ));
+    }
+    tracing::info!(tool = "countdown", n = args.n, delay_ms = args.delay_ms, "task started");
+    let options = TaskOptions::new().with_poll_interval_ms(args.delay_ms.max(10));
+    let task = tasks.spawn(options, move |ctx| {
+        Box::pin(async move {
+            let delay = Duration::from_millis(args.delay_ms);
+            for step in 1..=args.n {
+                tokio::select! {
+                    () = ctx.cancelled() => return Err(TaskExit::Cancelled),
+                    () = tokio::time::sleep(delay) => {}
+                }
+                ctx.set_status_message(format!("T-{}", args.n - step));
+            }
+            Ok(text_result("liftoff"))
+        })
+    });
+    Ok(CreateTaskResult::new(task))
 }
 
 async fn report_progress(context: &RequestContext<RoleServer>, token: &ProgressToken, step: u32, total: u32) {
