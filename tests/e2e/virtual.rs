@@ -14,6 +14,8 @@
 //!   hides it from lists and `find_tools` through the virtual server, not
 //!   on the member's own route.
 //! - `search`: `find_tools` finds a tool, which is then called.
+//! - `tasks`: the `rmcp` client runs tasks on two members, polls and
+//!   cancels them by the ids the virtual server gave.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -27,6 +29,8 @@ mod policy;
 mod relay;
 #[path = "virtual/search.rs"]
 mod search;
+#[path = "virtual/tasks.rs"]
+mod tasks;
 
 use std::time::Duration;
 

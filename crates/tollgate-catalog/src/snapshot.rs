@@ -20,6 +20,9 @@ pub struct Snapshot {
     pub versions: Vec<String>,
     /// `serverInfo` as announced.
     pub server_info: Option<Value>,
+    /// The ids of the extensions its capabilities declared (for example
+    /// `io.modelcontextprotocol/tasks`), sorted.
+    pub extensions: Vec<String>,
     /// When the sync finished.
     pub synced_at: SystemTime,
 }
@@ -32,6 +35,7 @@ impl Snapshot {
             definitions: BTreeMap::new(),
             versions: Vec::new(),
             server_info: None,
+            extensions: Vec::new(),
             synced_at: SystemTime::UNIX_EPOCH,
         }
     }

@@ -98,6 +98,11 @@ pub async fn sync(server: &str, transport: &dyn Transport) -> Result<Snapshot, C
     }
     snapshot.versions = versions;
     snapshot.server_info = server_info;
+    snapshot.extensions = capabilities
+        .get("extensions")
+        .and_then(Value::as_object)
+        .map(|e| e.keys().cloned().collect())
+        .unwrap_or_default();
     snapshot.synced_at = SystemTime::now();
     Ok(snapshot)
 }

@@ -19,6 +19,7 @@ mod exposed;
 mod observe;
 mod relay;
 mod session;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -287,7 +288,10 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Re
             let entry = exposed
                 .resource(name)
                 .ok_or_else(|| unknown("resource", name, id.clone()))?;
-            Ok(delegate::forward(v, incoming, entry, None).await)
+            Ok(delegate::forward(v, incoming, entry.target(), None).await)
+        }
+        (MessageKind::Request, "tasks/get" | "tasks/update" | "tasks/cancel") if exposed.tasks => {
+            tasks::route(v, incoming).await
         }
         (MessageKind::Request, "completion/complete") => complete(v, &exposed, incoming).await,
         (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => {
@@ -317,7 +321,7 @@ async fn routed(
     let entry = exposed
         .get(kind, name)
         .ok_or_else(|| unknown(kind.as_str(), name, id))?;
-    Ok(delegate::forward(v, incoming, entry, Some(path)).await)
+    Ok(delegate::forward(v, incoming, entry.target(), Some(path)).await)
 }
 
 /// `completion/complete`: routed by its `ref` (a prompt by exposed name,
@@ -346,10 +350,10 @@ async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &Incoming)
             None,
         ),
     };
-    Ok(delegate::forward(v, incoming, entry, path).await)
+    Ok(delegate::forward(v, incoming, entry.target(), path).await)
 }
 
 /// The refusal of a name no member exposes: like an unknown name.
-fn unknown(kind: &str, name: &str, id: Option<RequestId>) -> Rejection {
+pub(crate) fn unknown(kind: &str, name: &str, id: Option<RequestId>) -> Rejection {
     Rejection::new(ErrorKind::UnknownName, format!("Unknown {kind}: {name}")).with_id(id)
 }

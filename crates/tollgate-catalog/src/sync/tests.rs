@@ -34,7 +34,7 @@ impl Scripted {
         let cursor = msg["params"]["cursor"].as_str();
         let result = match (method, cursor) {
             ("server/discover", _) if self.modern => json!({"supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}, "resources": {}}, "serverInfo": {"name": "m", "version": "1"}}),
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}, "serverInfo": {"name": "m", "version": "1"}}),
             ("server/discover", _) => {
                 return json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32000, "message": "Bad Request: Server not initialized"}});
             }
@@ -110,6 +110,7 @@ async fn a_modern_upstream_is_discovered_and_listed_statelessly_page_by_page() {
         ]
     );
     assert_eq!(snap.server_info.unwrap()["name"], "m");
+    assert_eq!(snap.extensions, vec!["io.modelcontextprotocol/tasks".to_owned()]);
     let seen = up.seen.lock().unwrap().clone();
     assert!(
         seen.iter()

@@ -80,6 +80,9 @@ pub(crate) fn capabilities(exposed: &Exposed) -> Value {
     if exposed.of_kind(Kind::Prompt).next().is_some() || exposed.of_kind(Kind::ResourceTemplate).next().is_some() {
         caps.insert("completions".into(), serde_json::json!({}));
     }
+    if exposed.tasks {
+        caps.insert("extensions".into(), serde_json::json!({ super::tasks::EXTENSION: {} }));
+    }
     Value::Object(caps)
 }
 

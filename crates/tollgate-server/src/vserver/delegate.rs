@@ -20,20 +20,20 @@ use tollgate_core::{Era, Principal, Via};
 use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
 use tollgate_mcp::splice;
 
-use super::exposed::Entry;
-use super::{Delegated, Incoming, VirtualRoute, session};
+use super::exposed::Target;
+use super::{Delegated, Incoming, VirtualRoute, session, tasks};
 use crate::rescue::{Rejection, render};
 
-/// Forward `incoming` to the member of `entry`, renamed at `path` in the
-/// body when the exposed name differs from the member's own.
+/// Forward `incoming` to `target`'s member, renamed at `path` in the body
+/// when the exposed name differs from the member's own.
 pub(crate) async fn forward(
     v: &Arc<VirtualRoute>,
     incoming: &Incoming,
-    entry: &Entry,
+    target: Target<'_>,
     path: Option<&[&str]>,
 ) -> Response {
-    match rewrite(v, incoming, entry, path) {
-        Ok(req) => super::observe::routed(send(v, incoming, entry.member, req).await),
+    match rewrite(v, incoming, target, path) {
+        Ok(req) => super::observe::routed(send(v, incoming, target.member, req).await),
         Err(r) => super::observe::refuse(&r),
     }
 }
@@ -47,51 +47,57 @@ pub(crate) async fn send_raw(v: &VirtualRoute, member: usize, req: Request<Body>
 }
 
 /// Run a rewritten request through member `member`'s route; the caller
-/// keeps seeing the virtual session id.
+/// keeps seeing the virtual session id, and the ids the member's answer
+/// gives its own requests and tasks are namespaced (`relay`, `tasks`).
 async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request<Body>) -> Response {
     let mut res = send_raw(v, member, req).await;
     res.headers_mut().remove(&SESSION_ID);
+    let mut relayed = false;
     if incoming.era == Era::Legacy
         && let Some(ours) = incoming.parts.headers.get(&SESSION_ID)
     {
         res.headers_mut().insert(SESSION_ID, ours.clone());
-        // Requests the member sends the client in its answer.
-        return super::relay::answer_from(member, res);
+        relayed = true;
     }
-    res
+    let server = v.members.get(member).map(|m| m.route.name.clone());
+    match (server, tasks::may_name_a_task(incoming)) {
+        (Some(server), true) => tasks::answer(member, server, res).await,
+        (Some(server), false) if relayed => super::relay::answer_from(member, server, res),
+        _ => res,
+    }
 }
 
 fn rewrite(
     v: &VirtualRoute,
     incoming: &Incoming,
-    entry: &Entry,
+    target: Target<'_>,
     path: Option<&[&str]>,
 ) -> Result<Request<Body>, Rejection> {
     let id = incoming.message.id.clone();
-    let renamed = entry.exposed != entry.own;
+    let renamed = target.exposed != target.own;
     let body = match path {
         Some(path) if renamed => Bytes::from(
-            splice::replace(&incoming.body, path, &entry.own).map_err(|e| Rejection::from(e).with_id(id.clone()))?,
+            splice::replace(&incoming.body, path, target.own).map_err(|e| Rejection::from(e).with_id(id.clone()))?,
         ),
         _ => incoming.body.clone(),
     };
-    let exposed = renamed.then(|| Arc::from(entry.exposed.as_str()));
-    let mut req = request(v, incoming, entry.member, body, id, exposed)?;
+    let exposed = renamed.then(|| Arc::from(target.exposed));
+    let mut req = request(v, incoming, target.member, body, id, exposed)?;
     // The member route takes the message as scanned here, with the name the
     // splice put in the body (a rename elsewhere in the body, such as a
     // completion's `ref`, is left to the member's own scan).
-    let target = path == Some(&["params", "name"][..]);
-    if (!renamed || target)
+    let names_target = matches!(path, Some(["params", "name" | "taskId"]));
+    if (!renamed || names_target)
         && let Some(d) = req.extensions_mut().get_mut::<Delegated>()
     {
         let mut message = incoming.message.clone();
         if renamed {
-            message.name = Some(entry.own.as_str().into());
+            message.name = Some(target.own.into());
         }
         d.scanned = Some(tollgate_mcp::Scanned::Single(message));
     }
     if renamed && req.headers().contains_key(&NAME) {
-        req.headers_mut().insert(NAME, encode_name(&entry.own));
+        req.headers_mut().insert(NAME, encode_name(target.own));
     }
     Ok(req)
 }

@@ -55,6 +55,9 @@ pub(crate) struct Exposed {
     pub(crate) tools: Vec<usize>,
     /// Exposed names two members claimed (left out), by kind.
     pub(crate) collisions: Vec<(Kind, String)>,
+    /// Whether a member declared the tasks extension (SEP-2663), which the
+    /// virtual server then routes (`tasks`).
+    pub(crate) tasks: bool,
     /// What it was built from.
     stamp: Stamp,
 }
@@ -73,6 +76,29 @@ impl Stamp {
             && self.snapshots.len() == snapshots.len()
             && self.snapshots.iter().zip(snapshots).all(|(a, b)| Arc::ptr_eq(a, b))
     }
+}
+
+impl Entry {
+    /// Where a message for this entry goes.
+    pub(crate) fn target(&self) -> Target<'_> {
+        Target {
+            member: self.member,
+            exposed: &self.exposed,
+            own: &self.own,
+        }
+    }
+}
+
+/// Where a routed message goes: a member, and the name (URI, task id) the
+/// virtual server shows and the member's own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    /// Which member (index into the virtual server's members).
+    pub(crate) member: usize,
+    /// The name the client used.
+    pub(crate) exposed: &'a str,
+    /// The member's own name for it.
+    pub(crate) own: &'a str,
 }
 
 impl Exposed {
@@ -162,6 +188,9 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
         index,
         tools,
         collisions,
+        tasks: snapshots
+            .iter()
+            .any(|s| s.extensions.iter().any(|e| e == super::tasks::EXTENSION)),
         stamp: Stamp {
             lock: lock.clone(),
             snapshots: snapshots.to_vec(),
@@ -250,6 +279,7 @@ mod tests {
             index: ToolIndex::default(),
             tools: Vec::new(),
             collisions: collisions.into_iter().map(|(k, n)| (k, n.to_owned())).collect(),
+            tasks: false,
             stamp: Stamp {
                 lock: Arc::new(Lock::default()),
                 snapshots: Vec::new(),

@@ -10,6 +10,9 @@
 //! with the original id spliced back. Nothing is stored, so any replica can
 //! route an answer.
 //!
+//! Task ids in the members' answers and `notifications/tasks` are
+//! namespaced the same way, by `tasks`.
+//!
 //! A GET on a virtual session opens each member's GET stream (through the
 //! member's route) and merges them. Each merged event's id holds the last
 //! event id of every member, so a client resuming with `Last-Event-ID`
@@ -33,7 +36,7 @@ use tollgate_mcp::headers::{PROTOCOL_VERSION, SESSION_ID};
 use tollgate_mcp::sse::{Decoder, Event, is_event_stream};
 use tollgate_mcp::{MessageKind, RequestId, Scanned, scan, splice};
 
-use super::{Incoming, VirtualRoute, delegate, session};
+use super::{Incoming, VirtualRoute, delegate, session, tasks};
 use crate::rescue::Rejection;
 
 /// The prefix of a namespaced server-to-client request id.
@@ -63,38 +66,41 @@ fn target(id: &RequestId) -> Option<(usize, String)> {
     Some((member.parse().ok()?, raw.get().to_owned()))
 }
 
-/// `data` with its id namespaced, when it is a request from `member`.
-fn rewrite(member: usize, data: &str) -> Option<String> {
+/// `data` with its id namespaced, when it is a request from `member`
+/// (server `server`), or with the task id it names namespaced.
+fn rewrite(member: usize, server: &str, data: &str) -> Option<String> {
     let Ok(Scanned::Single(m)) = scan(data.as_bytes()) else {
         return None;
     };
     if m.kind != MessageKind::Request {
-        return None;
+        return tasks::namespace_in(server, &m, data);
     }
     let id = m.id?;
     let out = splice::replace_raw(data.as_bytes(), &["id"], &namespaced(member, id.as_json())).ok()?;
     String::from_utf8(out).ok()
 }
 
-/// Member `member`'s SSE body as events, each passed on as soon as it is
-/// complete; a body error ends the stream after it.
-fn events(member: usize, body: Body) -> Events {
+/// Member `member`'s (server `server`'s) SSE body as events, each passed
+/// on as soon as it is complete; a body error ends the stream after it.
+fn events(member: usize, server: Arc<str>, body: Body) -> Events {
     struct State {
         data: axum::body::BodyDataStream,
         decoder: Decoder,
         done: bool,
+        server: Arc<str>,
     }
     let state = State {
         data: body.into_data_stream(),
         decoder: Decoder::new(MAX_EVENT_BYTES),
         done: false,
+        server,
     };
     Box::pin(stream::unfold(Some(state), move |state| async move {
         let mut s = state?;
         loop {
             match s.decoder.next_event() {
                 Ok(Some(mut e)) => {
-                    if let Some(data) = rewrite(member, &e.data) {
+                    if let Some(data) = rewrite(member, &s.server, &e.data) {
                         e.data = data;
                     }
                     return Some((Ok(e), Some(s)));
@@ -119,14 +125,15 @@ fn encoded(e: &Event) -> Bytes {
 }
 
 /// A member's answer to a routed request, with the ids of the requests it
-/// streams to the client namespaced (a JSON answer passes untouched).
-pub(crate) fn answer_from(member: usize, res: Response) -> Response {
+/// streams to the client and of its tasks namespaced (a JSON answer passes
+/// untouched).
+pub(crate) fn answer_from(member: usize, server: Arc<str>, res: Response) -> Response {
     if !is_event_stream(res.headers()) {
         return res;
     }
     let (mut parts, body) = res.into_parts();
     parts.headers.remove(CONTENT_LENGTH);
-    let body = Body::from_stream(events(member, body).map(|e| e.map(|e| encoded(&e))));
+    let body = Body::from_stream(events(member, server, body).map(|e| e.map(|e| encoded(&e))));
     Response::from_parts(parts, body)
 }
 
@@ -234,7 +241,8 @@ async fn open(
     if res.status() != StatusCode::OK || !is_event_stream(res.headers()) {
         return None;
     }
-    let member = events(i, res.into_body()).take_while(|e| std::future::ready(e.is_ok()));
+    let server = v.members.get(i)?.route.name.clone();
+    let member = events(i, server, res.into_body()).take_while(|e| std::future::ready(e.is_ok()));
     Some(Box::pin(
         member.filter_map(move |e| std::future::ready(e.ok().map(|e| (i, e)))),
     ))
@@ -260,7 +268,7 @@ mod tests {
     #[test]
     fn request_ids_round_trip_through_their_namespace() {
         let data = r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#;
-        let out = rewrite(2, data).unwrap();
+        let out = rewrite(2, "s", data).unwrap();
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["id"], "tg.2.0");
         assert_eq!(target(&id(r#""tg.2.0""#)), Some((2, "0".to_owned())));
@@ -270,12 +278,12 @@ mod tests {
 
     #[test]
     fn only_requests_are_rewritten_and_only_our_ids_are_routed() {
-        assert_eq!(rewrite(0, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(rewrite(0, "s", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
         assert_eq!(
-            rewrite(0, r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#),
+            rewrite(0, "s", r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#),
             None
         );
-        assert_eq!(rewrite(0, "not json"), None);
+        assert_eq!(rewrite(0, "s", "not json"), None);
         assert_eq!(target(&id("7")), None);
         assert_eq!(target(&id(r#""tg.x.1""#)), None);
         assert_eq!(target(&id(r#""tg.1.{""#)), None);
