@@ -59,11 +59,12 @@ async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request
         res.headers_mut().insert(SESSION_ID, ours.clone());
         relayed = true;
     }
-    let server = v.members.get(member).map(|m| m.route.name.clone());
-    match (server, tasks::may_name_a_task(incoming)) {
-        (Some(server), true) => tasks::answer(member, server, res).await,
-        (Some(server), false) if relayed => super::relay::answer_from(member, server, res),
-        _ => res,
+    if tasks::may_name_a_task(incoming) {
+        tasks::answer(v, member, res, relayed).await
+    } else if relayed {
+        super::relay::answer_from(v, member, res, true)
+    } else {
+        res
     }
 }
 

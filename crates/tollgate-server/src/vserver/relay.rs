@@ -16,7 +16,9 @@
 //! A GET on a virtual session opens each member's GET stream (through the
 //! member's route) and merges them. Each merged event's id holds the last
 //! event id of every member, so a client resuming with `Last-Event-ID`
-//! resumes each member where it left off.
+//! resumes each member where it left off. The events of a member's answer
+//! to a POST carry such an id too, naming only that member: a GET with it
+//! resumes the answer's stream on that member (and opens the others').
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -124,16 +126,33 @@ fn encoded(e: &Event) -> Bytes {
     Bytes::from(out)
 }
 
-/// A member's answer to a routed request, with the ids of the requests it
-/// streams to the client and of its tasks namespaced (a JSON answer passes
-/// untouched).
-pub(crate) fn answer_from(member: usize, server: Arc<str>, res: Response) -> Response {
+/// Member `member`'s answer to a routed request, with the ids of the
+/// requests it streams to the client and of its tasks namespaced (a JSON
+/// answer passes untouched). In a legacy session (`resumable`), each
+/// event's id becomes a merged one naming only this member, so a GET with
+/// it as `Last-Event-ID` resumes this stream on the member.
+pub(crate) fn answer_from(v: &VirtualRoute, member: usize, res: Response, resumable: bool) -> Response {
+    let Some(server) = v.members.get(member).map(|m| m.route.name.clone()) else {
+        return res;
+    };
     if !is_event_stream(res.headers()) {
         return res;
     }
+    let members = v.members.len();
     let (mut parts, body) = res.into_parts();
     parts.headers.remove(CONTENT_LENGTH);
-    let body = Body::from_stream(events(member, server, body).map(|e| e.map(|e| encoded(&e))));
+    let body = Body::from_stream(events(member, server, body).map(move |e| {
+        e.map(|mut e| {
+            if resumable && let Some(id) = e.id.take() {
+                let mut last = vec![None; members];
+                if let Some(slot) = last.get_mut(member) {
+                    *slot = Some(id);
+                }
+                e.id = Some(event_id(&last));
+            }
+            encoded(&e)
+        })
+    }));
     Response::from_parts(parts, body)
 }
 

@@ -80,13 +80,16 @@ pub(crate) fn may_name_a_task(incoming: &Incoming) -> bool {
     }
 }
 
-/// Member `member`'s (server `server`'s) answer with the task ids in it
-/// namespaced: each event of a stream, or a JSON answer of known length up
-/// to [`MAX_JSON_ANSWER`].
-pub(crate) async fn answer(member: usize, server: Arc<str>, res: Response) -> Response {
+/// Member `member`'s answer with the task ids in it namespaced: each event
+/// of a stream (its ids resumable in a legacy session, `relay`), or a JSON
+/// answer of known length up to [`MAX_JSON_ANSWER`].
+pub(crate) async fn answer(v: &VirtualRoute, member: usize, res: Response, resumable: bool) -> Response {
     if is_event_stream(res.headers()) {
-        return relay::answer_from(member, server, res);
+        return relay::answer_from(v, member, res, resumable);
     }
+    let Some(server) = v.members.get(member).map(|m| m.route.name.clone()) else {
+        return res;
+    };
     let small = res
         .headers()
         .get(CONTENT_LENGTH)
