@@ -13,12 +13,15 @@
 //! - `policy`: a policy on the virtual server's entity denies a call and
 //!   hides it from lists and `find_tools` through the virtual server, not
 //!   on the member's own route.
+//! - `describe`: a re-described tool waits for approval as exposed.
 //! - `search`: `find_tools` finds a tool, which is then called.
 //! - `tasks`: the `rmcp` client runs tasks on two members, polls and
 //!   cancels them by the ids the virtual server gave.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+#[path = "virtual/describe.rs"]
+mod describe;
 #[path = "virtual/legacy.rs"]
 mod legacy;
 #[path = "virtual/modern.rs"]

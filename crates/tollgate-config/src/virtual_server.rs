@@ -1,6 +1,7 @@
 //! The virtual server part of the configuration model: `[[virtual_servers]]`,
 //! one MCP route composed of the tools and prompts of several `[[servers]]`
-//! (its members), each under a prefix, some left out, some renamed; and the
+//! (its members), each under a prefix, some left out, some renamed or
+//! re-described; and the
 //! name mapping between exposed names and member names that the gateway
 //! applies when it lists and routes.
 //!
@@ -95,6 +96,12 @@ pub struct Member {
     /// Member name to exposed name, used as written (no prefix added).
     #[serde(default)]
     pub rename: BTreeMap<String, String>,
+    /// Member name (a tool or prompt) to the description the virtual server
+    /// shows in place of the member's own. A re-described definition is
+    /// approved as exposed: under the virtual server's name in the lock,
+    /// at the revision of the definition as exposed.
+    #[serde(default)]
+    pub describe: BTreeMap<String, String>,
 }
 
 impl Member {

@@ -23,6 +23,8 @@ use tollgate_telemetry::{Spans, TracingGuard};
 pub(crate) mod generation;
 mod routes;
 
+pub(crate) use routes::catalog_mode;
+
 use self::generation::Base;
 use crate::admin::{self, Readiness};
 use crate::audit_index::{self, IndexMetrics};

@@ -46,6 +46,7 @@ pub use serve::{ClientAddr, ServeOptions, serve};
 pub use tls::{ListenerTls, TlsError};
 pub use tollgate_session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use upstream::UpstreamError;
+pub use vserver::redescribed;
 
 use std::sync::Arc;
 

@@ -15,6 +15,7 @@
 
 mod answer;
 mod delegate;
+mod describe;
 mod exposed;
 mod observe;
 mod relay;
@@ -42,6 +43,7 @@ use crate::phase::authenticate::authenticate_for;
 use crate::rescue::Rejection;
 use crate::route::{Route, Shared};
 
+pub use self::describe::redescribed;
 pub(crate) use tollgate_config::FIND_TOOLS;
 
 /// A call a virtual server routed to one of its members: already
@@ -77,6 +79,8 @@ pub(crate) struct VirtualRoute {
     pub(crate) members: Vec<Member>,
     /// `all` or `search`.
     pub(crate) expose: Expose,
+    /// The catalog gate of its re-described definitions (`describe`).
+    pub(crate) catalog: tollgate_catalog::Mode,
     /// Tools listed beside `find_tools` in search mode.
     pub(crate) pinned: Vec<String>,
     /// Who may call it, when callers must authenticate.
@@ -96,6 +100,7 @@ impl VirtualRoute {
     pub(crate) fn new(
         config: &tollgate_config::VirtualServer,
         members: Vec<Member>,
+        catalog: tollgate_catalog::Mode,
         resource: Option<ProtectedResource>,
         shared: Arc<Shared>,
         max_body: usize,
@@ -105,6 +110,7 @@ impl VirtualRoute {
             name: Arc::from(config.name.as_str()),
             members,
             expose: config.expose,
+            catalog,
             pinned: config.pinned.clone(),
             resource,
             shared,
@@ -122,6 +128,8 @@ pub(crate) struct Health {
     pub(crate) exposed: Vec<(Kind, usize)>,
     /// Names left out because two members claimed them.
     pub(crate) collisions: usize,
+    /// Re-described definitions awaiting approval as exposed.
+    pub(crate) awaiting: Vec<(Kind, String)>,
     /// Each member's name, and whether its latest catalog sync succeeded.
     pub(crate) members: Vec<(Arc<str>, bool)>,
 }
@@ -133,6 +141,7 @@ pub(crate) fn health(v: &VirtualRoute) -> Health {
     Health {
         exposed: kinds.iter().map(|k| (*k, exposed.of_kind(*k).count())).collect(),
         collisions: exposed.collisions.len(),
+        awaiting: exposed.awaiting.clone(),
         members: v
             .members
             .iter()
@@ -157,7 +166,17 @@ impl Health {
             .iter()
             .map(|(m, up)| (m.to_string(), serde_json::json!({"up": up})))
             .collect();
-        serde_json::json!({"exposed": exposed, "collisions": self.collisions, "members": members})
+        let awaiting: Vec<serde_json::Value> = self
+            .awaiting
+            .iter()
+            .map(|(k, n)| serde_json::json!({"kind": k.as_str(), "name": n}))
+            .collect();
+        serde_json::json!({
+            "exposed": exposed,
+            "collisions": self.collisions,
+            "awaiting_approval": awaiting,
+            "members": members,
+        })
     }
 }
 

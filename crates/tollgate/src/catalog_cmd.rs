@@ -3,7 +3,9 @@
 //!
 //! `diff` and `approve` sync the live catalogs the way the gateway does
 //! (its own upstream credentials); `approve` writes the lock, which a
-//! running gateway picks up without a restart. Exit codes: 0 success (for
+//! running gateway picks up without a restart. For a virtual server they
+//! work on its re-described definitions as it exposes them (built from its
+//! members' live catalogs), approved under its own name. Exit codes: 0 success (for
 //! `diff`: no difference), 1 a difference, 2 an error.
 
 use std::path::{Path, PathBuf};
@@ -42,7 +44,8 @@ pub(crate) enum CatalogCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
-    /// Write live definitions of one server into the lock as approved.
+    /// Write live definitions of one server into the lock as approved (for
+    /// a virtual server: its re-described definitions, as it exposes them).
     Approve(ApproveArgs),
 }
 
@@ -52,7 +55,8 @@ pub(crate) struct ApproveArgs {
     /// The configuration file.
     #[arg(long, short)]
     config: PathBuf,
-    /// The server whose definitions are approved.
+    /// The server whose definitions are approved, or a virtual server whose
+    /// re-described definitions are.
     #[arg(long)]
     server: String,
     /// A tool, by name.
@@ -173,6 +177,31 @@ fn live(loaded: &Loaded, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
         .collect()
 }
 
+/// The catalogs `diff` and `approve` work on: the live catalog of server
+/// `only` (or of every server, and every virtual server's re-described
+/// definitions); for a virtual server, its re-described definitions from
+/// its members' live catalogs.
+fn catalogs(loaded: &Loaded, lock: &Lock, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
+    let config = &loaded.config;
+    if let Some(v) = only.and_then(|name| config.virtual_server(name)) {
+        let mut members = Vec::with_capacity(v.members.len());
+        for m in &v.members {
+            members.extend(live(loaded, Some(&m.server))?);
+        }
+        return Ok(vec![tollgate_server::redescribed(config, v, lock, &members)]);
+    }
+    let mut snapshots = live(loaded, only)?;
+    if only.is_none() {
+        let virtuals: Vec<Snapshot> = config
+            .virtual_servers
+            .iter()
+            .map(|v| tollgate_server::redescribed(config, v, lock, &snapshots))
+            .collect();
+        snapshots.extend(virtuals);
+    }
+    Ok(snapshots)
+}
+
 fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
     let loaded = load(config)?;
     let (_, lock) = lock_of(&loaded)?;
@@ -182,7 +211,7 @@ fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<E
         .iter()
         .map(|s| s.name.as_str().to_owned())
         .collect();
-    let snapshots = live(&loaded, server)?;
+    let snapshots = catalogs(&loaded, &lock, server)?;
     let diffs: Vec<tollgate_catalog::CatalogDiff> = snapshots
         .iter()
         .map(|snapshot| {
@@ -215,7 +244,7 @@ fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<E
 fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let loaded = load(&args.config)?;
     let (path, mut lock) = lock_of(&loaded)?;
-    let snapshot = live(&loaded, Some(&args.server))?
+    let snapshot = catalogs(&loaded, &lock, Some(&args.server))?
         .pop()
         .context("the server's catalog could not be fetched")?;
     let chosen = chosen(args, &snapshot)?;

@@ -1,5 +1,5 @@
-//! Validation of `[[virtual_servers]]`: route names, members, prefixes and
-//! renames, and the name collisions that can be known from the
+//! Validation of `[[virtual_servers]]`: route names, members, prefixes,
+//! renames and descriptions, and the name collisions that can be known from the
 //! configuration alone. (Their `auth` tables are checked with the servers'
 //! in `auth`.)
 
@@ -84,6 +84,18 @@ fn validate_member(c: &Config, v: &VirtualServer, i: usize, j: usize, m: &Member
                 at(&[key("rename"), key(from)]),
                 format!("invalid tool name {to:?}: use 1 to 128 of A-Z a-z 0-9 _ - ."),
             ));
+        }
+    }
+    for (name, text) in &m.describe {
+        let problem = if text.trim().is_empty() {
+            Some("an empty description: write the description to show, or remove the entry".to_owned())
+        } else if !m.includes(name) {
+            Some(format!("describes {name:?}, which this member leaves out"))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            out.push((at(&[key("describe"), key(name)]), problem));
         }
     }
     for (k, name) in m.exclude.iter().enumerate() {

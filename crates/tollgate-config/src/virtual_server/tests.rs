@@ -41,6 +41,7 @@ server = "jira"
 prefix = "ticket."
 tools = ["create", "search"]
 rename = { search = "find_tickets" }
+describe = { create = "Open a ticket in the engineering project." }
 
 [[virtual_servers.members]]
 server = "docs"
@@ -89,6 +90,10 @@ fn a_virtual_server_loads_with_every_key() {
         Some(&["create".to_owned(), "search".to_owned()][..])
     );
     assert_eq!(jira.rename.get("search").map(String::as_str), Some("find_tickets"));
+    assert_eq!(
+        jira.describe.get("create").map(String::as_str),
+        Some("Open a ticket in the engineering project.")
+    );
     assert!(v.member("wiki").is_none());
     assert!(c.virtual_server("github").is_none());
 }
@@ -434,4 +439,21 @@ fn a_virtual_server_asks_at_least_what_its_members_ask() {
     let (key, _, message) = one(&scoped);
     assert_eq!(key, "virtual_servers[0].auth.scopes");
     assert!(message.contains("repo:write"), "{message}");
+}
+
+#[test]
+fn descriptions_must_say_something_about_an_exposed_name() {
+    let text = "\n[[virtual_servers]]\nname = \"v\"\n\n[[virtual_servers.members]]\nserver = \"docs\"\nexclude = \
+                [\"drop\"]\n\n[virtual_servers.members.describe]\nread = \"  \"\n";
+    let (key, line, msg) = one(text);
+    assert_eq!(
+        (key.as_str(), line),
+        ("virtual_servers[0].members[0].describe.read", line_of(text, "read ="))
+    );
+    assert!(msg.starts_with("an empty description"), "{msg}");
+    let text = "\n[[virtual_servers]]\nname = \"v\"\nmembers = [{ server = \"docs\", exclude = [\"drop\"], describe = { \
+                drop = \"Drops.\" } }]\n";
+    let (key, _, msg) = one(text);
+    assert_eq!(key, "virtual_servers[0].members[0].describe.drop");
+    assert_eq!(msg, "describes \"drop\", which this member leaves out");
 }

@@ -106,6 +106,7 @@ fn virtual_routes(
         let route = VirtualRoute::new(
             v,
             members,
+            catalog_mode(config.catalog.mode),
             resource,
             cx.shared.clone(),
             config.limits.max_body_bytes,
@@ -162,7 +163,7 @@ fn previous_route<'a>(
 }
 
 /// The gate of a configured catalog mode.
-fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
+pub(crate) fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
     match mode {
         tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
         tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,

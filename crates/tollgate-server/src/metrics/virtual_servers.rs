@@ -1,6 +1,7 @@
 //! Virtual-server metrics, read when Prometheus scrapes: per virtual
 //! server what it exposes by kind, the names left out because two members
-//! claimed them, and whether each member's latest catalog sync succeeded
+//! claimed them, the re-described definitions awaiting approval as
+//! exposed, and whether each member's latest catalog sync succeeded
 //! (a member that is down keeps its tools listed from the catalog, and its
 //! calls answer 502). Nothing on the request path touches them.
 
@@ -19,6 +20,7 @@ pub(crate) struct VirtualCollector {
     live: Arc<Live>,
     exposed: IntGaugeVec,
     collisions: IntGaugeVec,
+    awaiting: IntGaugeVec,
     member_up: IntGaugeVec,
     descs: Vec<Desc>,
 }
@@ -38,6 +40,11 @@ impl VirtualCollector {
                 "Exposed names two members claimed; both are left out until the configuration or a catalog changes.",
                 &["virtual_server"],
             )?,
+            awaiting: vec(
+                "tollgate_virtual_server_awaiting_approval",
+                "Re-described definitions the lock does not approve as exposed (left out when the catalog gate enforces).",
+                &["virtual_server"],
+            )?,
             member_up: vec(
                 "tollgate_virtual_server_member_up",
                 "1 when the member's latest catalog sync succeeded, 0 when it failed or has not run.",
@@ -45,7 +52,7 @@ impl VirtualCollector {
             )?,
             descs: Vec::new(),
         };
-        let descs = [&c.exposed, &c.collisions, &c.member_up]
+        let descs = [&c.exposed, &c.collisions, &c.awaiting, &c.member_up]
             .iter()
             .flat_map(|g| g.desc().into_iter().cloned())
             .collect();
@@ -54,7 +61,7 @@ impl VirtualCollector {
 
     fn refresh(&self) {
         // Only the virtual servers in force: one a reload removed leaves.
-        for g in [&self.exposed, &self.collisions, &self.member_up] {
+        for g in [&self.exposed, &self.collisions, &self.awaiting, &self.member_up] {
             g.reset();
         }
         for v in self.live.current().front.virtuals.values() {
@@ -69,6 +76,9 @@ impl VirtualCollector {
             self.collisions
                 .with_label_values(&[name])
                 .set(i64::try_from(h.collisions).unwrap_or(i64::MAX));
+            self.awaiting
+                .with_label_values(&[name])
+                .set(i64::try_from(h.awaiting.len()).unwrap_or(i64::MAX));
             for (member, up) in &h.members {
                 self.member_up.with_label_values(&[name, member]).set(i64::from(*up));
             }
@@ -83,7 +93,7 @@ impl Collector for VirtualCollector {
 
     fn collect(&self) -> Vec<MetricFamily> {
         self.refresh();
-        [&self.exposed, &self.collisions, &self.member_up]
+        [&self.exposed, &self.collisions, &self.awaiting, &self.member_up]
             .into_iter()
             .flat_map(Collector::collect)
             .collect()

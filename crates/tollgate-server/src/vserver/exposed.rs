@@ -19,7 +19,7 @@ use serde_json::Value;
 use tollgate_catalog::{Kind, Lock, Mode, Snapshot, ToolIndex, template};
 use tollgate_policy::ToolAnnotations;
 
-use super::VirtualRoute;
+use super::{VirtualRoute, describe};
 use crate::catalog::annotations_of;
 
 /// One exposed definition.
@@ -55,6 +55,9 @@ pub(crate) struct Exposed {
     pub(crate) tools: Vec<usize>,
     /// Exposed names two members claimed (left out), by kind.
     pub(crate) collisions: Vec<(Kind, String)>,
+    /// Re-described definitions the lock does not approve as exposed
+    /// (`describe`): left out when the gate enforces.
+    pub(crate) awaiting: Vec<(Kind, String)>,
     /// Whether a member declared the tasks extension (SEP-2663), which the
     /// virtual server then routes (`tasks`).
     pub(crate) tasks: bool,
@@ -149,17 +152,38 @@ pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
             "two members expose the same name: both are left out until the configuration or a catalog changes"
         );
     }
+    for (kind, name) in &built.awaiting {
+        tracing::warn!(
+            virtual_server = %v.name,
+            kind = kind.as_str(),
+            name = %name,
+            gate = ?v.catalog,
+            "a re-described definition awaits approval as exposed: tollgate catalog approve --server {}",
+            v.name
+        );
+    }
     v.exposed.store(Some(built.clone()));
     built
 }
 
 fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exposed {
     let mut entries: Vec<Entry> = Vec::new();
+    let mut awaiting = Vec::new();
     for (i, (member, snapshot)) in v.members.iter().zip(snapshots).enumerate() {
         for (kind, own, definition) in governed(member.route.catalog.mode, &member.route.name, lock, snapshot) {
             let Some(exposed) = exposed_name(&member.config, kind, &own) else {
                 continue;
             };
+            let definition = describe::shown(&member.config, kind, &own, &exposed, definition);
+            if v.catalog != Mode::Off
+                && describe::is_redescribed(&member.config, kind, &own)
+                && !describe::approved(lock, &v.name, kind, &exposed, &definition)
+            {
+                awaiting.push((kind, exposed.clone()));
+                if v.catalog == Mode::Enforce {
+                    continue;
+                }
+            }
             entries.push(entry(i, kind, own, exposed, definition));
         }
     }
@@ -188,6 +212,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
         index,
         tools,
         collisions,
+        awaiting,
         tasks: snapshots
             .iter()
             .any(|s| s.extensions.iter().any(|e| e == super::tasks::EXTENSION)),
@@ -201,7 +226,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
 /// A member's definitions a gate lets through: approved at the revision
 /// the member lists (or approved and not yet seen by a sync); with the gate
 /// off, what the member listed.
-fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
+pub(crate) fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
     if mode == Mode::Off {
         return snapshot
             .definitions
@@ -224,12 +249,8 @@ fn exposed_name(member: &tollgate_config::Member, kind: Kind, own: &str) -> Opti
     }
 }
 
-fn entry(member: usize, kind: Kind, own: String, exposed: String, mut definition: Value) -> Entry {
-    if matches!(kind, Kind::Tool | Kind::Prompt)
-        && let Some(object) = definition.as_object_mut()
-    {
-        object.insert("name".into(), Value::from(exposed.as_str()));
-    }
+/// An entry of `definition` as exposed (`describe::shown`).
+fn entry(member: usize, kind: Kind, own: String, exposed: String, definition: Value) -> Entry {
     let annotations = (kind == Kind::Tool).then(|| annotations_of(&definition));
     Entry {
         member,
@@ -279,6 +300,7 @@ mod tests {
             index: ToolIndex::default(),
             tools: Vec::new(),
             collisions: collisions.into_iter().map(|(k, n)| (k, n.to_owned())).collect(),
+            awaiting: Vec::new(),
             tasks: false,
             stamp: Stamp {
                 lock: Arc::new(Lock::default()),
