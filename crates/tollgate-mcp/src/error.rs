@@ -19,8 +19,9 @@ pub struct McpError {
     pub id: Option<RequestId>,
     /// A short message for the caller; never internal detail.
     pub message: String,
-    /// Structured `error.data`, when the spec defines one.
-    pub data: Option<Value>,
+    /// Structured `error.data`, when the spec defines one (boxed: errors
+    /// travel in `Result`s on the request path and should stay small).
+    pub data: Option<Box<Value>>,
 }
 
 impl McpError {
@@ -36,7 +37,7 @@ impl McpError {
 
     /// Attach `error.data`.
     pub fn with_data(mut self, data: Value) -> McpError {
-        self.data = Some(data);
+        self.data = Some(Box::new(data));
         self
     }
 

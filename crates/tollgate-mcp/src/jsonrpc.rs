@@ -4,21 +4,23 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use smol_str::SmolStr;
 
 /// A JSON-RPC request id, kept as its exact JSON text so an error can echo it
-/// byte for byte (string or number).
+/// byte for byte (string or number). The usual id (a number, a short
+/// string) is held inline, so scanning and cloning one does not allocate.
 #[derive(Debug, Clone)]
-pub struct RequestId(Box<RawValue>);
+pub struct RequestId(SmolStr);
 
 impl RequestId {
     /// Copy an id out of a scanned body.
     pub fn from_raw(raw: &RawValue) -> RequestId {
-        RequestId(raw.to_owned())
+        RequestId(SmolStr::new(raw.get()))
     }
 
     /// The id as JSON text (e.g. `7` or `"abc"`).
     pub fn as_json(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 }
 
@@ -29,13 +31,6 @@ impl PartialEq for RequestId {
 }
 
 impl Eq for RequestId {}
-
-#[derive(Serialize)]
-struct ErrorEnvelope<'a> {
-    jsonrpc: &'static str,
-    id: Option<&'a RawValue>,
-    error: ErrorObject<'a>,
-}
 
 #[derive(Serialize)]
 struct ErrorObject<'a> {
@@ -49,19 +44,21 @@ struct ErrorObject<'a> {
 ///
 /// `id` is echoed exactly; without one the body carries `"id": null`.
 pub fn error_body(id: Option<&RequestId>, code: i32, message: &str, data: Option<&Value>) -> Bytes {
-    let envelope = ErrorEnvelope {
-        jsonrpc: "2.0",
-        id: id.map(|id| id.0.as_ref()),
-        error: ErrorObject { code, message, data },
-    };
-    // Serializing these plain structs cannot fail; fall back to a fixed body
+    // The id is JSON text taken from a parsed body: it is written as is.
+    let id = id.map_or("null", RequestId::as_json);
+    let mut out = Vec::with_capacity(64 + id.len() + message.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","error":"#);
+    // Serializing this plain struct cannot fail; fall back to a fixed body
     // rather than panicking on the request path.
-    match serde_json::to_vec(&envelope) {
-        Ok(v) => Bytes::from(v),
-        Err(_) => {
-            Bytes::from_static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#)
-        }
+    if serde_json::to_writer(&mut out, &ErrorObject { code, message, data }).is_err() {
+        return Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+        );
     }
+    out.push(b'}');
+    Bytes::from(out)
 }
 
 #[cfg(test)]
@@ -71,7 +68,7 @@ mod tests {
     #[test]
     fn echoes_ids_exactly() {
         let raw: Box<RawValue> = serde_json::from_str(r#""a\"b""#).unwrap();
-        let id = RequestId(raw);
+        let id = RequestId::from_raw(&raw);
         let body = error_body(Some(&id), -32020, "Header mismatch", None);
         assert_eq!(
             &body[..],

@@ -149,6 +149,11 @@ impl RouteCatalog {
         self.state.snapshot.load_full()
     }
 
+    /// Whether `snapshot` is the one in force (no reference counted).
+    pub(crate) fn is_snapshot(&self, snapshot: &Arc<Snapshot>) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.state.snapshot.load()), Arc::as_ptr(snapshot))
+    }
+
     /// The definition of `kind` named `key` the upstream lists today.
     pub(crate) fn live(&self, kind: Kind, key: &str) -> Option<Definition> {
         self.state.snapshot.load().get(kind, key).cloned()

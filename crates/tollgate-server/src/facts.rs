@@ -41,21 +41,53 @@ pub(crate) struct Arrival {
     pub(crate) via: Option<Arc<tollgate_core::Via>>,
 }
 
+/// When, and under which request id, a request arrived. A virtual server
+/// hands its own to the member route it routes the request to, so both
+/// name the same request and time it from the same moment.
+#[derive(Debug, Clone)]
+pub(crate) struct Arrived {
+    /// `x-request-id` (set by the request-id layer).
+    pub(crate) request_id: Arc<str>,
+    /// Wall-clock arrival.
+    pub(crate) received: SystemTime,
+    /// Monotonic arrival.
+    pub(crate) start: Instant,
+}
+
 impl Arrival {
     /// The arrival facts of a request.
     pub(crate) fn of(parts: &Parts) -> Arrival {
-        let request_id = parts
-            .headers
-            .get(&crate::layer::request::REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
+        let delegated = parts.extensions.get::<Delegated>();
+        let arrived = match delegated.and_then(|d| d.arrived.clone()) {
+            Some(arrived) => arrived,
+            None => Arrived {
+                request_id: Arc::from(
+                    parts
+                        .headers
+                        .get(&crate::layer::request::REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default(),
+                ),
+                received: SystemTime::now(),
+                start: Instant::now(),
+            },
+        };
         Arrival {
-            request_id: Arc::from(request_id),
-            received: SystemTime::now(),
-            start: Instant::now(),
+            request_id: arrived.request_id,
+            received: arrived.received,
+            start: arrived.start,
             client_ip: parts.extensions.get::<ClientAddr>().map(|a| a.0.ip()),
             declared: crate::phase::identify::content_length(parts),
-            via: parts.extensions.get::<Delegated>().map(|d| d.via.clone()),
+            via: delegated.map(|d| d.via.clone()),
+        }
+    }
+
+    /// When and as what it arrived.
+    pub(crate) fn arrived(&self) -> Arrived {
+        Arrived {
+            request_id: self.request_id.clone(),
+            received: self.received,
+            start: self.start,
         }
     }
 }

@@ -162,7 +162,7 @@ impl From<McpError> for Rejection {
     fn from(e: McpError) -> Rejection {
         Rejection {
             id: e.id,
-            data: e.data.map(Box::new),
+            data: e.data,
             ..Rejection::new(e.kind, e.message)
         }
     }

@@ -58,6 +58,9 @@ pub(crate) struct Delegated {
     /// The message as the virtual server scanned it, renamed as the body
     /// was: the member route takes it instead of scanning again.
     pub(crate) scanned: Option<Scanned>,
+    /// When the virtual server received the request (none for the GET
+    /// streams it opens itself).
+    pub(crate) arrived: Option<crate::facts::Arrived>,
 }
 
 /// One member of a virtual server: the member's own route and how the
@@ -182,6 +185,7 @@ impl Health {
 
 /// The request as the virtual server read it.
 pub(crate) struct Incoming {
+    pub(crate) arrived: crate::facts::Arrived,
     pub(crate) parts: Parts,
     pub(crate) body: Bytes,
     pub(crate) message: Message,
@@ -198,14 +202,15 @@ pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response 
         Err(r) => return observe::own(v, &Asked::new(&arrival, None), observe::refuse(&r)),
     };
     let mut asked = Asked::new(&arrival, principal.as_ref());
-    let incoming;
+    let mut incoming;
     let res = match parts.method {
-        Method::POST => match read(v, parts, body, principal.clone()).await {
+        Method::POST => match read(v, arrival.arrived(), parts, body, principal.clone()).await {
             Ok(read) => {
                 incoming = read;
+                let res = post(v, &mut incoming).await.unwrap_or_else(|r| observe::refuse(&r));
                 asked.message = Some((&incoming.message, incoming.era));
                 asked.bytes_in = incoming.body.len() as u64;
-                post(v, &incoming).await.unwrap_or_else(|r| observe::refuse(&r))
+                res
             }
             Err(r) => observe::refuse(&r),
         },
@@ -234,6 +239,7 @@ fn not_allowed(rejection: &Rejection) -> Response {
 /// (when it has them) agreeing with it.
 async fn read(
     v: &VirtualRoute,
+    arrived: crate::facts::Arrived,
     parts: Parts,
     body: Body,
     principal: Option<Arc<Principal>>,
@@ -274,6 +280,7 @@ async fn read(
         }
     }
     Ok(Incoming {
+        arrived,
         parts,
         body,
         message,
@@ -282,15 +289,15 @@ async fn read(
     })
 }
 
-/// Answer or route one message.
-async fn post(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
+/// Answer or route one message (a routed one takes the request's head).
+async fn post(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
     let exposed = exposed::current(v);
     if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
         session::check(v, incoming)?;
     }
     let m = &incoming.message;
-    let name = m.name.as_deref().unwrap_or_default();
+    let name = m.name.clone().unwrap_or_default();
     match (m.kind, m.method.as_str()) {
         (MessageKind::Request, "initialize") => session::open(v, incoming, &exposed).await,
         (MessageKind::Request, "ping") => Ok(answer::result(id.as_ref(), "{}")),
@@ -305,8 +312,8 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Re
         (MessageKind::Request, "prompts/get") => routed(v, &exposed, incoming, Kind::Prompt, &["params", "name"]).await,
         (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
             let entry = exposed
-                .resource(name)
-                .ok_or_else(|| unknown("resource", name, id.clone()))?;
+                .resource(&name)
+                .ok_or_else(|| unknown("resource", &name, id.clone()))?;
             Ok(delegate::forward(v, incoming, entry.target(), None).await)
         }
         (MessageKind::Request, "tasks/get" | "tasks/update" | "tasks/cancel") if exposed.tasks => {
@@ -331,21 +338,21 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Re
 async fn routed(
     v: &Arc<VirtualRoute>,
     exposed: &Exposed,
-    incoming: &Incoming,
+    incoming: &mut Incoming,
     kind: Kind,
     path: &[&str],
 ) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
-    let name = incoming.message.name.as_deref().unwrap_or_default();
+    let name = incoming.message.name.clone().unwrap_or_default();
     let entry = exposed
-        .get(kind, name)
-        .ok_or_else(|| unknown(kind.as_str(), name, id))?;
+        .get(kind, &name)
+        .ok_or_else(|| unknown(kind.as_str(), &name, id))?;
     Ok(delegate::forward(v, incoming, entry.target(), Some(path)).await)
 }
 
 /// `completion/complete`: routed by its `ref` (a prompt by exposed name,
 /// a resource template by URI).
-async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
+async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &mut Incoming) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
     let reference = answer::completion_ref(&incoming.body).ok_or_else(|| {
         Rejection::new(

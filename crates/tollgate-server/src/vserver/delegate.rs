@@ -16,6 +16,7 @@ use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
 use http::{HeaderValue, Request};
+use http_body::Body as _;
 use tollgate_core::{Era, Principal, Via};
 use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
 use tollgate_mcp::splice;
@@ -25,15 +26,22 @@ use super::{Delegated, Incoming, VirtualRoute, session, tasks};
 use crate::rescue::{Rejection, render};
 
 /// Forward `incoming` to `target`'s member, renamed at `path` in the body
-/// when the exposed name differs from the member's own.
+/// when the exposed name differs from the member's own. The message goes
+/// to this one member, so the request taken to it takes the caller's
+/// headers and extensions rather than copying them.
 pub(crate) async fn forward(
     v: &Arc<VirtualRoute>,
-    incoming: &Incoming,
+    incoming: &mut Incoming,
     target: Target<'_>,
     path: Option<&[&str]>,
 ) -> Response {
+    // The virtual session id the answer carries back (legacy).
+    let ours = match incoming.era {
+        Era::Legacy => incoming.parts.headers.get(&SESSION_ID).cloned(),
+        Era::Modern => None,
+    };
     match rewrite(v, incoming, target, path) {
-        Ok(req) => super::observe::routed(send(v, incoming, target.member, req).await),
+        Ok(req) => super::observe::routed(send(v, incoming, target.member, req, ours).await),
         Err(r) => super::observe::refuse(&r),
     }
 }
@@ -47,17 +55,21 @@ pub(crate) async fn send_raw(v: &VirtualRoute, member: usize, req: Request<Body>
 }
 
 /// Run a rewritten request through member `member`'s route; the caller
-/// keeps seeing the virtual session id, and the ids the member's answer
-/// gives its own requests and tasks are namespaced (`relay`, `tasks`).
-async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request<Body>) -> Response {
+/// keeps seeing the virtual session id `ours`, and the ids the member's
+/// answer gives its own requests and tasks are namespaced (`relay`,
+/// `tasks`).
+async fn send(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    member: usize,
+    req: Request<Body>,
+    ours: Option<HeaderValue>,
+) -> Response {
     let mut res = send_raw(v, member, req).await;
     res.headers_mut().remove(&SESSION_ID);
-    let mut relayed = false;
-    if incoming.era == Era::Legacy
-        && let Some(ours) = incoming.parts.headers.get(&SESSION_ID)
-    {
-        res.headers_mut().insert(SESSION_ID, ours.clone());
-        relayed = true;
+    let relayed = ours.is_some();
+    if let Some(ours) = ours {
+        res.headers_mut().insert(SESSION_ID, ours);
     }
     if tasks::may_name_a_task(incoming) {
         tasks::answer(v, member, res, relayed).await
@@ -70,7 +82,7 @@ async fn send(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request
 
 fn rewrite(
     v: &VirtualRoute,
-    incoming: &Incoming,
+    incoming: &mut Incoming,
     target: Target<'_>,
     path: Option<&[&str]>,
 ) -> Result<Request<Body>, Rejection> {
@@ -83,7 +95,11 @@ fn rewrite(
         _ => incoming.body.clone(),
     };
     let exposed = renamed.then(|| Arc::from(target.exposed));
-    let mut req = request(v, incoming, target.member, body, id, exposed)?;
+    let session = member_session(v, incoming, target.member, id)?;
+    let head = Head::take(&mut incoming.parts);
+    let mut req = delegated(v, head, incoming.principal.as_ref(), body, exposed);
+    arrived_at(&mut req, incoming);
+    let mut req = finish(req, session);
     // The member route takes the message as scanned here, with the name the
     // splice put in the body (a rename elsewhere in the body, such as a
     // completion's `ref`, is left to the member's own scan).
@@ -103,9 +119,9 @@ fn rewrite(
     Ok(req)
 }
 
-/// A POST of `body` to member `member` with the caller's headers, its
-/// address, and (legacy) the member's session id; `exposed` is the name
-/// the virtual server shows, when the member's own differs.
+/// A POST of `body` to member `member` with (a copy of) the caller's
+/// headers, its address, and (legacy) the member's session id; `exposed`
+/// is the name the virtual server shows, when the member's own differs.
 pub(crate) fn request(
     v: &VirtualRoute,
     incoming: &Incoming,
@@ -114,46 +130,107 @@ pub(crate) fn request(
     id: Option<tollgate_mcp::RequestId>,
     exposed: Option<Arc<str>>,
 ) -> Result<Request<Body>, Rejection> {
-    let length = HeaderValue::from(body.len());
-    let mut req = delegated(
-        v,
-        &incoming.parts,
-        incoming.principal.as_ref(),
-        Body::from(body),
-        exposed,
-    );
+    let session = member_session(v, incoming, member, id)?;
+    let head = Head::copy(&incoming.parts);
+    let mut req = delegated(v, head, incoming.principal.as_ref(), body, exposed);
+    arrived_at(&mut req, incoming);
+    Ok(finish(req, session))
+}
+
+/// Tell the member route when `incoming` arrived.
+fn arrived_at(req: &mut Request<Body>, incoming: &Incoming) {
+    if let Some(d) = req.extensions_mut().get_mut::<Delegated>() {
+        d.arrived = Some(incoming.arrived.clone());
+    }
+}
+
+/// The member's session id and agreed version a legacy request carries
+/// to member `member`.
+fn member_session(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    member: usize,
+    id: Option<tollgate_mcp::RequestId>,
+) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, Rejection> {
+    if incoming.era != Era::Legacy || incoming.message.method == "initialize" {
+        return Ok(None);
+    }
+    session::member_id(v, incoming, member).map_err(|r| r.with_id(id))
+}
+
+/// `req` as a POST of its body, with its length and the member session.
+fn finish(mut req: Request<Body>, session: Option<(HeaderValue, Option<HeaderValue>)>) -> Request<Body> {
     *req.method_mut() = http::Method::POST;
-    req.headers_mut().insert(CONTENT_LENGTH, length);
-    if incoming.era == Era::Legacy
-        && incoming.message.method != "initialize"
-        && let Some((sealed, version)) = session::member_id(v, incoming, member).map_err(|r| r.with_id(id))?
+    // The caller's length stands unless a splice changed the body.
+    let length = req.body().size_hint().exact().and_then(|n| usize::try_from(n).ok());
+    let stated = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|t| t.parse::<usize>().ok());
+    if let Some(length) = length
+        && stated != Some(length)
     {
+        req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(length));
+    }
+    if let Some((sealed, version)) = session {
         req.headers_mut().insert(SESSION_ID, sealed);
         // Each member is spoken to in the version it agreed.
         if let Some(version) = version {
             req.headers_mut().insert(PROTOCOL_VERSION, version);
         }
     }
-    Ok(req)
+    req
 }
 
-/// A request for a member route with the caller's URI, headers and
-/// address, already authenticated for the virtual server (`Delegated`).
-/// The virtual session id means nothing to a member: it is removed.
+/// The caller's request head a member request starts from.
+pub(crate) struct Head {
+    uri: http::Uri,
+    headers: http::HeaderMap,
+    extensions: http::Extensions,
+}
+
+impl Head {
+    /// A copy of `parts`' URI, headers and the caller's address, where one
+    /// message goes to several members.
+    pub(crate) fn copy(parts: &Parts) -> Head {
+        let mut extensions = http::Extensions::new();
+        if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
+            extensions.insert(*addr);
+        }
+        Head {
+            uri: parts.uri.clone(),
+            headers: parts.headers.clone(),
+            extensions,
+        }
+    }
+
+    /// `parts`' head itself, where the message goes to one member: its
+    /// headers and extensions are left empty.
+    fn take(parts: &mut Parts) -> Head {
+        Head {
+            uri: parts.uri.clone(),
+            headers: std::mem::take(&mut parts.headers),
+            extensions: std::mem::take(&mut parts.extensions),
+        }
+    }
+}
+
+/// A request for a member route from the caller's head, already
+/// authenticated for the virtual server (`Delegated`). The virtual session
+/// id means nothing to a member: it is removed.
 pub(crate) fn delegated(
     v: &VirtualRoute,
-    parts: &Parts,
+    head: Head,
     principal: Option<&Arc<Principal>>,
-    body: Body,
+    body: impl Into<Body>,
     exposed: Option<Arc<str>>,
 ) -> Request<Body> {
-    let mut req = Request::new(body);
-    *req.uri_mut() = parts.uri.clone();
-    *req.headers_mut() = parts.headers.clone();
+    let mut req = Request::new(body.into());
+    *req.uri_mut() = head.uri;
+    *req.headers_mut() = head.headers;
+    *req.extensions_mut() = head.extensions;
     req.headers_mut().remove(&SESSION_ID);
-    if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
-        req.extensions_mut().insert(*addr);
-    }
     req.extensions_mut().insert(Delegated {
         principal: principal.cloned(),
         via: Arc::new(Via {
@@ -161,6 +238,7 @@ pub(crate) fn delegated(
             exposed_name: exposed,
         }),
         scanned: None,
+        arrived: None,
     });
     req
 }

@@ -74,10 +74,17 @@ struct Stamp {
 }
 
 impl Stamp {
-    fn same(&self, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> bool {
+    /// Whether `lock` and the members' snapshots in force are the ones
+    /// this was built from (compared in place: the request path neither
+    /// collects nor counts references).
+    fn current(&self, lock: &Arc<Lock>, v: &VirtualRoute) -> bool {
         Arc::ptr_eq(&self.lock, lock)
-            && self.snapshots.len() == snapshots.len()
-            && self.snapshots.iter().zip(snapshots).all(|(a, b)| Arc::ptr_eq(a, b))
+            && self.snapshots.len() == v.members.len()
+            && self
+                .snapshots
+                .iter()
+                .zip(&v.members)
+                .all(|(a, m)| m.route.catalog.is_snapshot(a))
     }
 }
 
@@ -137,12 +144,12 @@ impl Exposed {
 /// The exposed catalog in force, rebuilt when its inputs changed.
 pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
     let lock = v.shared.approvals.current();
-    let snapshots: Vec<Arc<Snapshot>> = v.members.iter().map(|m| m.route.catalog.snapshot()).collect();
     if let Some(built) = v.exposed.load_full()
-        && built.stamp.same(&lock, &snapshots)
+        && built.stamp.current(&lock, v)
     {
         return built;
     }
+    let snapshots: Vec<Arc<Snapshot>> = v.members.iter().map(|m| m.route.catalog.snapshot()).collect();
     let built = Arc::new(build(v, &lock, &snapshots));
     for (kind, name) in &built.collisions {
         tracing::warn!(

@@ -245,7 +245,7 @@ async fn open(
     (i, sealed, version): session::MemberHeaders,
     last: Option<String>,
 ) -> Option<Pin<Box<dyn Stream<Item = (usize, Event)> + Send>>> {
-    let mut req = delegate::delegated(v, parts, principal, Body::empty(), None);
+    let mut req = delegate::delegated(v, delegate::Head::copy(parts), principal, Body::empty(), None);
     *req.method_mut() = Method::GET;
     let headers = req.headers_mut();
     headers.insert(SESSION_ID, sealed);

@@ -49,18 +49,18 @@ fn owner(id: &str) -> Option<(&str, &str)> {
 /// Route `tasks/get`, `tasks/update` or `tasks/cancel` to the member whose
 /// task it names; an id no member of this virtual server owns is an
 /// unknown name.
-pub(crate) async fn route(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<Response, Rejection> {
-    let name = incoming.message.name.as_deref().unwrap_or_default();
-    let found = owner(name).and_then(|(server, own)| {
+pub(crate) async fn route(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response, Rejection> {
+    let name = incoming.message.name.clone().unwrap_or_default();
+    let found = owner(&name).and_then(|(server, own)| {
         v.members
             .iter()
             .position(|m| &*m.route.name == server)
             .map(|member| (member, own))
     });
-    let (member, own) = found.ok_or_else(|| super::unknown("task", name, incoming.message.id.clone()))?;
+    let (member, own) = found.ok_or_else(|| super::unknown("task", &name, incoming.message.id.clone()))?;
     let target = Target {
         member,
-        exposed: name,
+        exposed: &name,
         own,
     };
     Ok(delegate::forward(v, incoming, target, Some(&["params", "taskId"])).await)
