@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::metric;
 use tollgate_e2e::children::tollgate_cli;
-use tollgate_e2e::{Demo, TestGateway, http};
+use tollgate_e2e::{Demo, TestGateway, get_json};
 
 use super::{gateway, modern, names, text};
 
@@ -30,14 +30,7 @@ async fn catalog(gw: &TestGateway, args: &[&str]) -> (i32, String) {
 async fn eng_health(gw: &TestGateway, done: impl Fn(&Value) -> bool) -> Value {
     let mut eng = Value::Null;
     for _ in 0..100 {
-        let detail: Value = http()
-            .get(format!("{}/readyz?detail", gw.admin))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let detail = get_json(&format!("{}/readyz?detail", gw.admin)).await;
         eng = detail["virtual_servers"]["eng"].clone();
         if done(&eng) {
             return eng;

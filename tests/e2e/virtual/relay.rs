@@ -61,11 +61,7 @@ async fn sampling_and_elicitation_reach_the_client_and_its_answers_the_member() 
 #[tokio::test]
 async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
     let (gw, _members) = mixed().await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let session = legacy(&gw, None, init).await.session_id.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(legacy(&gw, Some(&session), initialized).await.status, 202);
+    let session = open_session(&gw).await;
     let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}});
     let ex = legacy(&gw, Some(&session), level).await;
     assert_eq!(ex.message()["result"], json!({}), "{ex:?}");
@@ -113,11 +109,7 @@ async fn the_get_stream_merges_member_notifications_with_resumable_ids() {
 #[tokio::test]
 async fn a_lost_answer_stream_is_resumed_through_the_virtual_server() {
     let (gw, _members) = mixed().await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let session = legacy(&gw, None, init).await.session_id.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(legacy(&gw, Some(&session), initialized).await.status, 202);
+    let session = open_session(&gw).await;
 
     // The demo member counts down with progress; the client reads two
     // steps of the answer stream and loses the connection.
@@ -176,4 +168,15 @@ fn last_event_id(sse: &str) -> Option<String> {
         .filter_map(|l| l.strip_prefix("id:"))
         .map(|id| id.trim().to_owned())
         .next_back()
+}
+
+/// A legacy session on `mixed`, opened by raw `initialize` and
+/// `notifications/initialized`.
+async fn open_session(gw: &tollgate_e2e::TestGateway) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let session = legacy(gw, None, init).await.session_id.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy(gw, Some(&session), initialized).await.status, 202);
+    session
 }
