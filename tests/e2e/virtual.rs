@@ -44,8 +44,48 @@ use tollgate_e2e::{TestGateway, http, modern_body, modern_headers};
 
 /// A gateway with `servers` (name, url, extra keys) under `[catalog] mode
 /// = "enforce"`, and `virtuals` (TOML of `[[virtual_servers]]` tables);
-/// every server's current catalog approved once it has synced.
+/// every server's current catalog approved once it has synced, then every
+/// virtual server's renamed and re-described definitions.
 async fn gateway(servers: &[(&str, &str, &str)], virtuals: &str, extra: &str) -> TestGateway {
+    let gw = members_approved(servers, virtuals, extra).await;
+    let names: Vec<&str> = virtuals
+        .split("[[virtual_servers]]")
+        .skip(1)
+        .filter_map(|table| {
+            table
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("name = \"")?.strip_suffix('"'))
+        })
+        .collect();
+    for name in &names {
+        approve(&gw, name).await;
+    }
+    for name in &names {
+        wait_ready(&gw, &format!("{name}'s approvals"), |d| {
+            d["virtual_servers"][name]["awaiting_approval"]
+                .as_array()
+                .is_some_and(Vec::is_empty)
+        })
+        .await;
+    }
+    gw
+}
+
+/// Poll `/readyz?detail` until `done` holds (10 s at most).
+async fn wait_ready(gw: &TestGateway, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        last = tollgate_e2e::get_json(&format!("{}/readyz?detail", gw.admin)).await;
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("waited 10 s for {what}; /readyz?detail says {last:#}");
+}
+
+/// [`gateway`] with only the member servers' catalogs approved.
+async fn members_approved(servers: &[(&str, &str, &str)], virtuals: &str, extra: &str) -> TestGateway {
     let mut config = format!("{extra}\n[catalog]\nmode = \"enforce\"\nsync_interval = \"2s\"\nsync_timeout = \"2s\"\n");
     for (name, url, keys) in servers {
         config.push_str(&format!("\n[[servers]]\nname = \"{name}\"\nurl = \"{url}\"\n{keys}\n"));

@@ -93,7 +93,8 @@ pub struct Member {
     /// Names (the member's own) left out.
     #[serde(default)]
     pub exclude: Vec<String>,
-    /// Member name to exposed name, used as written (no prefix added).
+    /// Member name to exposed name, used as written (no prefix added). A
+    /// renamed definition is approved as exposed, like a re-described one.
     #[serde(default)]
     pub rename: BTreeMap<String, String>,
     /// Member name (a tool or prompt) to the description the virtual server

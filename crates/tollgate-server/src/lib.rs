@@ -46,7 +46,7 @@ pub use serve::{ClientAddr, ServeOptions, serve};
 pub use tls::{ListenerTls, TlsError};
 pub use tollgate_session::{Clock, Sealer, SessionClaims, SessionError, SystemClock};
 pub use upstream::UpstreamError;
-pub use vserver::redescribed;
+pub use vserver::rewritten;
 
 use std::sync::Arc;
 

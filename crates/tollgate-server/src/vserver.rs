@@ -43,7 +43,7 @@ use crate::phase::authenticate::authenticate_for;
 use crate::rescue::Rejection;
 use crate::route::{Route, Shared};
 
-pub use self::describe::redescribed;
+pub use self::describe::rewritten;
 pub(crate) use tollgate_config::FIND_TOOLS;
 
 /// A call a virtual server routed to one of its members: already
@@ -82,7 +82,7 @@ pub(crate) struct VirtualRoute {
     pub(crate) members: Vec<Member>,
     /// `all` or `search`.
     pub(crate) expose: Expose,
-    /// The catalog gate of its re-described definitions (`describe`).
+    /// The catalog gate of its renamed and re-described definitions.
     pub(crate) catalog: tollgate_catalog::Mode,
     /// Tools listed beside `find_tools` in search mode.
     pub(crate) pinned: Vec<String>,
@@ -131,7 +131,7 @@ pub(crate) struct Health {
     pub(crate) exposed: Vec<(Kind, usize)>,
     /// Names left out because two members claimed them.
     pub(crate) collisions: usize,
-    /// Re-described definitions awaiting approval as exposed.
+    /// Renamed or re-described definitions awaiting approval as exposed.
     pub(crate) awaiting: Vec<(Kind, String)>,
     /// Each member's name, and whether its latest catalog sync succeeded.
     pub(crate) members: Vec<(Arc<str>, bool)>,

@@ -4,8 +4,8 @@
 //! `diff` and `approve` sync the live catalogs the way the gateway does
 //! (its own upstream credentials); `approve` writes the lock, which a
 //! running gateway picks up without a restart. For a virtual server they
-//! work on its re-described definitions as it exposes them (built from its
-//! members' live catalogs), approved under its own name. Exit codes: 0 success (for
+//! work on its renamed and re-described definitions as it exposes them
+//! (built from its members' live catalogs), approved under its own name. Exit codes: 0 success (for
 //! `diff`: no difference), 1 a difference, 2 an error.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,8 @@ pub(crate) enum CatalogCommand {
         format: Format,
     },
     /// Write live definitions of one server into the lock as approved (for
-    /// a virtual server: its re-described definitions, as it exposes them).
+    /// a virtual server: its renamed and re-described definitions, as it
+    /// exposes them).
     Approve(ApproveArgs),
 }
 
@@ -56,7 +57,7 @@ pub(crate) struct ApproveArgs {
     #[arg(long, short)]
     config: PathBuf,
     /// The server whose definitions are approved, or a virtual server whose
-    /// re-described definitions are.
+    /// renamed and re-described definitions are.
     #[arg(long)]
     server: String,
     /// A tool, by name.
@@ -178,8 +179,8 @@ fn live(loaded: &Loaded, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
 }
 
 /// The catalogs `diff` and `approve` work on: the live catalog of server
-/// `only` (or of every server, and every virtual server's re-described
-/// definitions); for a virtual server, its re-described definitions from
+/// `only` (or of every server, and every virtual server's renamed and
+/// re-described definitions); for a virtual server, those definitions from
 /// its members' live catalogs.
 fn catalogs(loaded: &Loaded, lock: &Lock, only: Option<&str>) -> anyhow::Result<Vec<Snapshot>> {
     let config = &loaded.config;
@@ -188,14 +189,14 @@ fn catalogs(loaded: &Loaded, lock: &Lock, only: Option<&str>) -> anyhow::Result<
         for m in &v.members {
             members.extend(live(loaded, Some(&m.server))?);
         }
-        return Ok(vec![tollgate_server::redescribed(config, v, lock, &members)]);
+        return Ok(vec![tollgate_server::rewritten(config, v, lock, &members)]);
     }
     let mut snapshots = live(loaded, only)?;
     if only.is_none() {
         let virtuals: Vec<Snapshot> = config
             .virtual_servers
             .iter()
-            .map(|v| tollgate_server::redescribed(config, v, lock, &snapshots))
+            .map(|v| tollgate_server::rewritten(config, v, lock, &snapshots))
             .collect();
         snapshots.extend(virtuals);
     }

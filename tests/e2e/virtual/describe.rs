@@ -1,13 +1,13 @@
-//! A re-described tool on a virtual server: held back until the catalog
-//! approves it as exposed (`tollgate catalog diff|approve --server <virtual
-//! server>`), then listed with the new description and callable.
+//! Re-described and renamed tools on a virtual server: held back until the
+//! catalog approves them as exposed (`tollgate catalog diff|approve
+//! --server <virtual server>`), then listed as exposed and callable.
 
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::metric;
 use tollgate_e2e::children::tollgate_cli;
-use tollgate_e2e::{Demo, TestGateway, get_json};
+use tollgate_e2e::{Demo, TestGateway};
 
-use super::{gateway, modern, names, text};
+use super::{members_approved, modern, names, text, wait_ready};
 
 const DESCRIBED: &str = "\n[[virtual_servers]]\nname = \"eng\"\nmembers = [\n  { server = \"demo\", describe = { \
                          echo = \"Repeats the text back. Use it to check the connection.\", add = \"Adds numbers. \
@@ -28,22 +28,14 @@ async fn catalog(gw: &TestGateway, args: &[&str]) -> (i32, String) {
 
 /// `/readyz?detail`'s entry for `eng` once `done` holds (10 s at most).
 async fn eng_health(gw: &TestGateway, done: impl Fn(&Value) -> bool) -> Value {
-    let mut eng = Value::Null;
-    for _ in 0..100 {
-        let detail = get_json(&format!("{}/readyz?detail", gw.admin)).await;
-        eng = detail["virtual_servers"]["eng"].clone();
-        if done(&eng) {
-            return eng;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("waited 10 s; eng is {eng:#}");
+    let detail = wait_ready(gw, "eng's health", |d| done(&d["virtual_servers"]["eng"])).await;
+    detail["virtual_servers"]["eng"].clone()
 }
 
 #[tokio::test]
 async fn a_re_described_tool_waits_for_approval_as_exposed() {
     let demo = Demo::spawn().await;
-    let gw = gateway(&[("demo", &demo.url, "")], DESCRIBED, "").await;
+    let gw = members_approved(&[("demo", &demo.url, "")], DESCRIBED, "").await;
 
     // The member's approval does not cover the new descriptions.
     let ex = modern(&gw, "eng", "tools/list", None, json!({}), &[]).await;
@@ -122,4 +114,36 @@ async fn a_re_described_tool_waits_for_approval_as_exposed() {
         echo["description"],
         "Repeats the text back. Use it to check the connection."
     );
+}
+
+#[tokio::test]
+async fn a_renamed_tool_waits_for_approval_as_exposed_and_a_prefixed_one_does_not() {
+    let demo = Demo::spawn().await;
+    let renamed =
+        "\n[[virtual_servers]]\nname = \"eng\"\nmembers = [{ server = \"demo\", rename = { echo = \"repeat\" } }]\n";
+    let gw = members_approved(&[("demo", &demo.url, "")], renamed, "").await;
+    let eng = eng_health(&gw, |e| {
+        e["awaiting_approval"].as_array().is_some_and(|a| !a.is_empty())
+    })
+    .await;
+    assert_eq!(eng["awaiting_approval"], json!([{"kind": "tool", "name": "repeat"}]));
+    let ex = modern(&gw, "eng", "tools/list", None, json!({}), &[]).await;
+    assert!(!names(&ex, "tools", "name").contains(&"repeat".to_owned()));
+    assert!(
+        names(&ex, "tools", "name").contains(&"demo_add".to_owned()),
+        "prefixed only: covered"
+    );
+
+    let (code, _) = catalog(
+        &gw,
+        &["approve", "--server", "eng", "--all", "--by", "platform@example.com"],
+    )
+    .await;
+    assert_eq!(code, 0);
+    eng_health(&gw, |e| e["awaiting_approval"].as_array().is_some_and(Vec::is_empty)).await;
+    let args = json!({"name": "repeat", "arguments": {"text": "again"}});
+    let ex = modern(&gw, "eng", "tools/call", Some("repeat"), args, &[]).await;
+    assert_eq!(text(&ex), "again");
+    let (code, out) = catalog(&gw, &["diff", "--server", "eng"]).await;
+    assert_eq!(code, 0, "nothing left to approve: {out}");
 }

@@ -1,7 +1,7 @@
 //! Virtual-server metrics, read when Prometheus scrapes: per virtual
 //! server what it exposes by kind, the names left out because two members
-//! claimed them, the re-described definitions awaiting approval as
-//! exposed, and whether each member's latest catalog sync succeeded
+//! claimed them, the renamed or re-described definitions awaiting
+//! approval as exposed, and whether each member's latest catalog sync succeeded
 //! (a member that is down keeps its tools listed from the catalog, and its
 //! calls answer 502). Nothing on the request path touches them.
 
@@ -42,7 +42,7 @@ impl VirtualCollector {
             )?,
             awaiting: vec(
                 "tollgate_virtual_server_awaiting_approval",
-                "Re-described definitions the lock does not approve as exposed (left out when the catalog gate enforces).",
+                "Renamed or re-described definitions the lock does not approve as exposed (left out when the catalog gate enforces).",
                 &["virtual_server"],
             )?,
             member_up: vec(

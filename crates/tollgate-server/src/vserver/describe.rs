@@ -1,17 +1,17 @@
-//! Definitions as a virtual server exposes them: renamed, and re-described
-//! where a member's `describe` says so.
+//! Definitions as a virtual server exposes them: prefixed, renamed where a
+//! member's `rename` says so, and re-described where its `describe` does.
 //!
-//! A description is text a model reads as instructions, so a re-described
-//! definition is not covered by the member's approval: the catalog
-//! approves it as exposed — under the virtual server's name in the lock,
-//! keyed by the exposed name, at the revision (hash) of the definition as
-//! exposed. Until then it awaits approval: left out under `[catalog] mode =
-//! "enforce"`, exposed and reported under `observe`. A definition only
-//! renamed stays covered by the member's approval; its new name is set by
-//! the reviewed configuration and is the only change.
+//! A name and a description are what a model reads to choose and use a
+//! tool, so a definition renamed or re-described is not covered by the
+//! member's approval: the catalog approves it as exposed — under the
+//! virtual server's name in the lock, keyed by the exposed name, at the
+//! revision (hash) of the definition as exposed. Until then it awaits
+//! approval: left out under `[catalog] mode = "enforce"`, exposed and
+//! reported under `observe`. A definition only prefixed stays covered by
+//! the member's approval: the prefix namespaces the member's own name.
 //!
 //! The gateway (`exposed`) and `tollgate catalog diff|approve --server
-//! <virtual server>` ([`redescribed`]) build exposed definitions with the
+//! <virtual server>` ([`rewritten`]) build exposed definitions with the
 //! same functions, so both hash the same bytes.
 
 use serde_json::Value;
@@ -33,9 +33,9 @@ pub(crate) fn shown(m: &Member, kind: Kind, own: &str, exposed: &str, mut defini
     definition
 }
 
-/// Whether member `m` re-describes its `kind` `own`.
-pub(crate) fn is_redescribed(m: &Member, kind: Kind, own: &str) -> bool {
-    matches!(kind, Kind::Tool | Kind::Prompt) && m.describe.contains_key(own)
+/// Whether member `m` renames or re-describes its `kind` `own`.
+pub(crate) fn is_rewritten(m: &Member, kind: Kind, own: &str) -> bool {
+    matches!(kind, Kind::Tool | Kind::Prompt) && (m.describe.contains_key(own) || m.rename.contains_key(own))
 }
 
 /// Whether the lock approves `definition` as virtual server `v` exposes it
@@ -47,12 +47,13 @@ pub(crate) fn approved(lock: &Lock, v: &str, kind: Kind, exposed: &str, definiti
     Definition::new(kind, definition.clone()).is_ok_and(|d| d.revision == approval.revision)
 }
 
-/// The re-described definitions of virtual server `v`, as exposed, from
+/// The renamed and re-described definitions of virtual server `v`, as
+/// exposed, from
 /// its members' live catalogs `members` (one snapshot per member server;
 /// the definitions a member's gate lets through, as the gateway exposes
 /// them): the catalog `tollgate catalog diff` compares with the lock's
 /// approvals under `v`'s name and `approve` approves.
-pub fn redescribed(config: &Config, v: &VirtualServer, lock: &Lock, members: &[Snapshot]) -> Snapshot {
+pub fn rewritten(config: &Config, v: &VirtualServer, lock: &Lock, members: &[Snapshot]) -> Snapshot {
     let mut out = Snapshot::empty(v.name.as_str());
     out.synced_at = std::time::SystemTime::now();
     for m in &v.members {
@@ -64,7 +65,7 @@ pub fn redescribed(config: &Config, v: &VirtualServer, lock: &Lock, members: &[S
         };
         let mode = crate::gateway::catalog_mode(config.catalog_mode(server));
         for (kind, own, definition) in super::exposed::governed(mode, &m.server, lock, snapshot) {
-            if !is_redescribed(m, kind, &own) {
+            if !is_rewritten(m, kind, &own) {
                 continue;
             }
             let Some(exposed) = m.exposed(&own) else {
@@ -87,8 +88,12 @@ mod tests {
     use super::*;
 
     fn member() -> Member {
-        serde_json::from_value(json!({"server": "docs", "describe": {"read": "Reads one page of the handbook."}}))
-            .unwrap()
+        serde_json::from_value(json!({
+            "server": "docs",
+            "describe": {"read": "Reads one page of the handbook."},
+            "rename": {"find": "search_docs"},
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -107,9 +112,10 @@ mod tests {
             json!({"name": "list", "description": "Lists."}),
         );
         assert_eq!(other["description"], "Lists.");
-        assert!(is_redescribed(&m, Kind::Tool, "read"));
-        assert!(!is_redescribed(&m, Kind::Tool, "list"));
-        assert!(!is_redescribed(&m, Kind::Resource, "read"));
+        assert!(is_rewritten(&m, Kind::Tool, "read"));
+        assert!(is_rewritten(&m, Kind::Prompt, "find"), "renamed");
+        assert!(!is_rewritten(&m, Kind::Tool, "list"), "only prefixed");
+        assert!(!is_rewritten(&m, Kind::Resource, "read"));
         let resource = shown(&m, Kind::Resource, "read", "read", json!({"uri": "read", "name": "x"}));
         assert_eq!(resource["name"], "x", "resources keep their own names");
     }

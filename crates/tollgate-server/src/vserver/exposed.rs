@@ -55,8 +55,8 @@ pub(crate) struct Exposed {
     pub(crate) tools: Vec<usize>,
     /// Exposed names two members claimed (left out), by kind.
     pub(crate) collisions: Vec<(Kind, String)>,
-    /// Re-described definitions the lock does not approve as exposed
-    /// (`describe`): left out when the gate enforces.
+    /// Renamed or re-described definitions the lock does not approve as
+    /// exposed (`rename`, `describe`): left out when the gate enforces.
     pub(crate) awaiting: Vec<(Kind, String)>,
     /// Whether a member declared the tasks extension (SEP-2663), which the
     /// virtual server then routes (`tasks`).
@@ -165,7 +165,7 @@ pub(crate) fn current(v: &VirtualRoute) -> Arc<Exposed> {
             kind = kind.as_str(),
             name = %name,
             gate = ?v.catalog,
-            "a re-described definition awaits approval as exposed: tollgate catalog approve --server {}",
+            "a renamed or re-described definition awaits approval as exposed: tollgate catalog approve --server {}",
             v.name
         );
     }
@@ -183,7 +183,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
             };
             let definition = describe::shown(&member.config, kind, &own, &exposed, definition);
             if v.catalog != Mode::Off
-                && describe::is_redescribed(&member.config, kind, &own)
+                && describe::is_rewritten(&member.config, kind, &own)
                 && !describe::approved(lock, &v.name, kind, &exposed, &definition)
             {
                 awaiting.push((kind, exposed.clone()));
