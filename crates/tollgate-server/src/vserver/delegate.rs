@@ -27,8 +27,8 @@ use crate::rescue::{Rejection, render};
 
 /// Forward `incoming` to `target`'s member, renamed at `path` in the body
 /// when the exposed name differs from the member's own. The message goes
-/// to this one member, so the request taken to it takes the caller's
-/// headers and extensions rather than copying them.
+/// to this one member only, so the request made for it takes the caller's
+/// headers and extensions instead of copying them.
 pub(crate) async fn forward(
     v: &Arc<VirtualRoute>,
     incoming: &mut Incoming,
