@@ -167,8 +167,9 @@ def virtual_table(doc: dict) -> list[str]:
         L.append("Vc sends Cm's `tools/call` to a virtual server whose one member is Cm's route (names unprefixed, so "
                  "the request is the same bytes and nothing is renamed); both in one process, the member's catalog "
                  "synced at start. Vc − Cm is what the virtual server adds: reading and scanning the body to find the "
-                 "exposed name, looking it up in the exposed catalog, and a new request for the member route (the "
-                 "caller's headers copied), whose phases then run as on Cm, body scan included.")
+                 "exposed name, looking it up in the exposed catalog, and a new request for the member route (taking "
+                 "the caller's head, with the scanned message and the arrival), whose phases then run as on Cm "
+                 "without scanning the body again.")
         L.append("")
         L.append(f"| Arm | CPU µs/req at saturation | CPU µs/req at {rate} RPS |")
         L.append("|---|---|---|")
