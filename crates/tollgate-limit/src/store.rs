@@ -135,9 +135,37 @@ pub(crate) struct Store {
     dialer: Dialer,
     script: Script,
     settings: StoreSettings,
-    up: Arc<AtomicBool>,
+    state: Arc<State>,
+}
+
+/// Whether the store is reachable, shared by the store's calls and the
+/// dialer that makes its first connection.
+#[derive(Debug)]
+struct State {
+    up: AtomicBool,
     errors: AtomicU64,
-    last_error: Arc<ArcSwapOption<String>>,
+    last_error: ArcSwapOption<String>,
+}
+
+impl State {
+    /// The store answered. The common case writes nothing shared: the
+    /// error is cleared once, when the store comes back.
+    fn answered(&self) {
+        if !self.up.load(Ordering::Relaxed) {
+            self.up.store(true, Ordering::Relaxed);
+            self.last_error.store(None);
+        }
+    }
+
+    /// The store failed with `error`; `counted` when a call failed (not a
+    /// connection attempt).
+    fn failed(&self, error: &dyn std::fmt::Display, counted: bool) {
+        self.up.store(false, Ordering::Relaxed);
+        if counted {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.last_error.store(Some(Arc::new(error.to_string())));
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -177,16 +205,18 @@ impl Store {
                 },
             )?,
         };
-        let up = Arc::new(AtomicBool::new(false));
-        let last_error = Arc::new(ArcSwapOption::from_pointee("connecting".to_owned()));
+        let state = Arc::new(State {
+            up: AtomicBool::new(false),
+            errors: AtomicU64::new(0),
+            last_error: ArcSwapOption::from_pointee("connecting".to_owned()),
+        });
         let dialer = Dialer {
             client,
             config: ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(settings.timeout.max(Duration::from_millis(500))))
                 .set_response_timeout(Some(settings.timeout))
                 .set_max_delay(Duration::from_secs(2)),
-            up: up.clone(),
-            last_error: last_error.clone(),
+            state: state.clone(),
         };
         let store = Store {
             conn: Arc::new(ArcSwapOption::empty()),
@@ -194,9 +224,7 @@ impl Store {
             dialer,
             script: Script::new(SCRIPT),
             settings: settings.clone(),
-            up,
-            errors: AtomicU64::new(0),
-            last_error,
+            state,
         };
         tokio::spawn(store.dialer.clone().dial(Arc::downgrade(&store.conn)));
         Ok(store)
@@ -292,32 +320,21 @@ impl Store {
 
     fn record<T>(&self, result: &Result<T, StoreError>) {
         match result {
-            // The common case writes nothing shared: the error is cleared
-            // once, when the store comes back.
-            Ok(_) => {
-                if !self.up.load(Ordering::Relaxed) {
-                    self.up.store(true, Ordering::Relaxed);
-                    self.last_error.store(None);
-                }
-            }
-            Err(e) => {
-                self.up.store(false, Ordering::Relaxed);
-                self.errors.fetch_add(1, Ordering::Relaxed);
-                self.last_error.store(Some(Arc::new(e.to_string())));
-            }
+            Ok(_) => self.state.answered(),
+            Err(e) => self.state.failed(e, true),
         }
     }
 
     /// The store's state.
     pub(crate) fn health(&self) -> StoreHealth {
-        let up = self.up.load(Ordering::Relaxed);
+        let up = self.state.up.load(Ordering::Relaxed);
         StoreHealth {
             up,
-            errors: self.errors.load(Ordering::Relaxed),
+            errors: self.state.errors.load(Ordering::Relaxed),
             last_error: if up {
                 None
             } else {
-                self.last_error.load_full().map(|e| e.to_string())
+                self.state.last_error.load_full().map(|e| e.to_string())
             },
         }
     }
@@ -332,8 +349,7 @@ fn micros(d: Duration) -> u64 {
 struct Dialer {
     client: Client,
     config: ConnectionManagerConfig,
-    up: Arc<AtomicBool>,
-    last_error: Arc<ArcSwapOption<String>>,
+    state: Arc<State>,
 }
 
 impl Dialer {
@@ -349,14 +365,13 @@ impl Dialer {
                     if let Some(slot) = slot.upgrade() {
                         slot.store(Some(Arc::new(conn)));
                     }
-                    self.up.store(true, Ordering::Relaxed);
-                    self.last_error.store(None);
+                    self.state.answered();
                     tracing::debug!("connected to the limit store");
                     return;
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "limit store unreachable; retrying");
-                    self.last_error.store(Some(Arc::new(e.to_string())));
+                    self.state.failed(&e, false);
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(2));
                 }
