@@ -48,11 +48,10 @@ pub(crate) fn approved(lock: &Lock, v: &str, kind: Kind, exposed: &str, definiti
 }
 
 /// The renamed and re-described definitions of virtual server `v`, as
-/// exposed, from
-/// its members' live catalogs `members` (one snapshot per member server;
-/// the definitions a member's gate lets through, as the gateway exposes
-/// them): the catalog `tollgate catalog diff` compares with the lock's
-/// approvals under `v`'s name and `approve` approves.
+/// exposed, from its members' live catalogs `members` (one snapshot per
+/// member server; the definitions a member's gate lets through, as the
+/// gateway exposes them): the catalog `tollgate catalog diff` compares with
+/// the lock's approvals under `v`'s name and `approve` approves.
 pub fn rewritten(config: &Config, v: &VirtualServer, lock: &Lock, members: &[Snapshot]) -> Snapshot {
     let mut out = Snapshot::empty(v.name.as_str());
     out.synced_at = std::time::SystemTime::now();
@@ -64,14 +63,10 @@ pub fn rewritten(config: &Config, v: &VirtualServer, lock: &Lock, members: &[Sna
             continue;
         };
         let mode = crate::gateway::catalog_mode(config.catalog_mode(server));
-        for (kind, own, definition) in super::exposed::governed(mode, &m.server, lock, snapshot) {
-            if !is_rewritten(m, kind, &own) {
-                continue;
-            }
-            let Some(exposed) = m.exposed(&own) else {
-                continue;
-            };
-            if let Ok(d) = Definition::new(kind, shown(m, kind, &own, &exposed, definition)) {
+        for (kind, own, _, definition) in super::exposed::member_exposed(m, mode, lock, snapshot) {
+            if is_rewritten(m, kind, &own)
+                && let Ok(d) = Definition::new(kind, definition)
+            {
                 out.definitions.insert((kind, d.key.clone()), d);
             }
         }

@@ -177,11 +177,8 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
     let mut entries: Vec<Entry> = Vec::new();
     let mut awaiting = Vec::new();
     for (i, (member, snapshot)) in v.members.iter().zip(snapshots).enumerate() {
-        for (kind, own, definition) in governed(member.route.catalog.mode, &member.route.name, lock, snapshot) {
-            let Some(exposed) = exposed_name(&member.config, kind, &own) else {
-                continue;
-            };
-            let definition = describe::shown(&member.config, kind, &own, &exposed, definition);
+        let shown = member_exposed(&member.config, member.route.catalog.mode, lock, snapshot);
+        for (kind, own, exposed, definition) in shown {
             if v.catalog != Mode::Off
                 && describe::is_rewritten(&member.config, kind, &own)
                 && !describe::approved(lock, &v.name, kind, &exposed, &definition)
@@ -233,7 +230,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
 /// A member's definitions a gate lets through: approved at the revision
 /// the member lists (or approved and not yet seen by a sync); with the gate
 /// off, what the member listed.
-pub(crate) fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
+fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
     if mode == Mode::Off {
         return snapshot
             .definitions
@@ -245,6 +242,26 @@ pub(crate) fn governed(mode: Mode, server: &str, lock: &Lock, snapshot: &Snapsho
     lock.of_server(server)
         .filter(|a| !synced || snapshot.get(a.kind, &a.key).is_some_and(|d| d.revision == a.revision))
         .map(|a| (a.kind, a.key.clone(), a.definition.clone()))
+        .collect()
+}
+
+/// What member `m` (its gate in `mode`) exposes: each definition its gate
+/// lets through and the virtual server does not leave out, as `(kind, own
+/// name, exposed name, definition as exposed)`. The gateway and `tollgate
+/// catalog` (`describe::rewritten`) both build on it.
+pub(crate) fn member_exposed(
+    m: &tollgate_config::Member,
+    mode: Mode,
+    lock: &Lock,
+    snapshot: &Snapshot,
+) -> Vec<(Kind, String, String, Value)> {
+    governed(mode, &m.server, lock, snapshot)
+        .into_iter()
+        .filter_map(|(kind, own, definition)| {
+            let exposed = exposed_name(m, kind, &own)?;
+            let definition = describe::shown(m, kind, &own, &exposed, definition);
+            Some((kind, own, exposed, definition))
+        })
         .collect()
 }
 
