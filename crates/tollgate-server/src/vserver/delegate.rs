@@ -23,6 +23,7 @@ use tollgate_mcp::splice;
 
 use super::exposed::Target;
 use super::{Delegated, Incoming, VirtualRoute, session, tasks};
+use crate::facts::Arrived;
 use crate::rescue::{Rejection, render};
 
 /// Forward `incoming` to `target`'s member, renamed at `path` in the body
@@ -97,8 +98,13 @@ fn rewrite(
     let exposed = renamed.then(|| Arc::from(target.exposed));
     let session = member_session(v, incoming, target.member, id)?;
     let head = Head::take(&mut incoming.parts);
-    let mut req = delegated(v, head, incoming.principal.as_ref(), body, exposed);
-    arrived_at(&mut req, incoming);
+    let req = delegated(
+        v,
+        head,
+        (incoming.principal.as_ref(), Some(&incoming.arrived)),
+        body,
+        exposed,
+    );
     let mut req = finish(req, session);
     // The member route takes the message as scanned here, with the name the
     // splice put in the body (a rename elsewhere in the body, such as a
@@ -132,16 +138,14 @@ pub(crate) fn request(
 ) -> Result<Request<Body>, Rejection> {
     let session = member_session(v, incoming, member, id)?;
     let head = Head::copy(&incoming.parts);
-    let mut req = delegated(v, head, incoming.principal.as_ref(), body, exposed);
-    arrived_at(&mut req, incoming);
+    let req = delegated(
+        v,
+        head,
+        (incoming.principal.as_ref(), Some(&incoming.arrived)),
+        body,
+        exposed,
+    );
     Ok(finish(req, session))
-}
-
-/// Tell the member route when `incoming` arrived.
-fn arrived_at(req: &mut Request<Body>, incoming: &Incoming) {
-    if let Some(d) = req.extensions_mut().get_mut::<Delegated>() {
-        d.arrived = Some(incoming.arrived.clone());
-    }
 }
 
 /// The member's session id and agreed version a legacy request carries
@@ -217,12 +221,14 @@ impl Head {
 }
 
 /// A request for a member route from the caller's head, already
-/// authenticated for the virtual server (`Delegated`). The virtual session
-/// id means nothing to a member: it is removed.
+/// authenticated for the virtual server as `principal` and received at
+/// `arrived` (`Delegated`; none for the GET streams the virtual server
+/// opens itself). The virtual session id means nothing to a member: it is
+/// removed.
 pub(crate) fn delegated(
     v: &VirtualRoute,
     head: Head,
-    principal: Option<&Arc<Principal>>,
+    (principal, arrived): (Option<&Arc<Principal>>, Option<&Arrived>),
     body: impl Into<Body>,
     exposed: Option<Arc<str>>,
 ) -> Request<Body> {
@@ -238,7 +244,7 @@ pub(crate) fn delegated(
             exposed_name: exposed,
         }),
         scanned: None,
-        arrived: None,
+        arrived: arrived.cloned(),
     });
     req
 }

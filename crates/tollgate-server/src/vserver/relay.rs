@@ -132,12 +132,12 @@ fn encoded(e: &Event) -> Bytes {
 /// event's id becomes a merged one naming only this member, so a GET with
 /// it as `Last-Event-ID` resumes this stream on the member.
 pub(crate) fn answer_from(v: &VirtualRoute, member: usize, res: Response, resumable: bool) -> Response {
-    let Some(server) = v.members.get(member).map(|m| m.route.name.clone()) else {
-        return res;
-    };
     if !is_event_stream(res.headers()) {
         return res;
     }
+    let Some(server) = v.members.get(member).map(|m| m.route.name.clone()) else {
+        return res;
+    };
     let members = v.members.len();
     let (mut parts, body) = res.into_parts();
     parts.headers.remove(CONTENT_LENGTH);
@@ -245,7 +245,7 @@ async fn open(
     (i, sealed, version): session::MemberHeaders,
     last: Option<String>,
 ) -> Option<Pin<Box<dyn Stream<Item = (usize, Event)> + Send>>> {
-    let mut req = delegate::delegated(v, delegate::Head::copy(parts), principal, Body::empty(), None);
+    let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
     *req.method_mut() = Method::GET;
     let headers = req.headers_mut();
     headers.insert(SESSION_ID, sealed);

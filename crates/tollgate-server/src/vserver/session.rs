@@ -269,7 +269,7 @@ pub(crate) async fn end(
         return Err(not_found());
     }
     for (i, sealed, _) in members(v, parts, principal)? {
-        let mut req = delegate::delegated(v, delegate::Head::copy(parts), principal, Body::empty(), None);
+        let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
         *req.method_mut() = http::Method::DELETE;
         req.headers_mut().insert(SESSION_ID, sealed);
         let _ = delegate::send_raw(v, i, req).await;
