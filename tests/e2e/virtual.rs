@@ -73,15 +73,21 @@ async fn gateway(servers: &[(&str, &str, &str)], virtuals: &str, extra: &str) ->
 
 /// Poll `/readyz?detail` until `done` holds (10 s at most).
 async fn wait_ready(gw: &TestGateway, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    poll_admin(gw, "/readyz?detail", 10, what, done).await
+}
+
+/// Poll the admin listener's `path` (JSON) until `done` holds, `secs`
+/// seconds at most.
+async fn poll_admin(gw: &TestGateway, path: &str, secs: u32, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let mut last = Value::Null;
-    for _ in 0..100 {
-        last = tollgate_e2e::get_json(&format!("{}/readyz?detail", gw.admin)).await;
+    for _ in 0..secs * 10 {
+        last = tollgate_e2e::get_json(&format!("{}{path}", gw.admin)).await;
         if done(&last) {
             return last;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("waited 10 s for {what}; /readyz?detail says {last:#}");
+    panic!("waited {secs} s for {what}; {path} says {last:#}");
 }
 
 /// [`gateway`] with only the member servers' catalogs approved.
@@ -131,16 +137,7 @@ async fn approve(gw: &TestGateway, server: &str) {
 
 /// Poll the admin `GET /catalog` until `done` holds (20 s at most).
 async fn wait_admin(gw: &TestGateway, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..200 {
-        let res = http().get(format!("{}/catalog", gw.admin)).send().await.unwrap();
-        last = res.json().await.unwrap();
-        if done(&last) {
-            return last;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("waited 20 s for {what}; /catalog says {last:#}");
+    poll_admin(gw, "/catalog", 20, what, done).await
 }
 
 /// A 2026-07-28 request on route `route`.

@@ -5,8 +5,9 @@
 //! (its own upstream credentials); `approve` writes the lock, which a
 //! running gateway picks up without a restart. For a virtual server they
 //! work on its renamed and re-described definitions as it exposes them
-//! (built from its members' live catalogs), approved under its own name. Exit codes: 0 success (for
-//! `diff`: no difference), 1 a difference, 2 an error.
+//! (built from its members' live catalogs), approved under its own name.
+//! Exit codes: 0 success (for `diff`: no difference), 1 a difference, 2 an
+//! error.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
