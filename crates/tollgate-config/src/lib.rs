@@ -5,6 +5,7 @@
 //! the file, line, column and key path. `tollgate validate` and `tollgate
 //! serve` share [`load`], so what validates is exactly what serves.
 
+mod admin;
 mod audit;
 mod auth;
 mod budget;
@@ -18,6 +19,7 @@ mod model;
 mod policy;
 mod policy_files;
 mod rate_limit;
+mod redact;
 mod reload;
 mod resilience;
 mod secret;
@@ -25,6 +27,7 @@ mod tls;
 mod tracing;
 mod virtual_server;
 
+pub use admin::Admin;
 pub use audit::{Audit, AuditOtlp, DEFAULT_REDACT_KEYS, Durability, ServerAudit};
 pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
@@ -43,6 +46,7 @@ pub use model::{
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
 pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore, StoreTls};
+pub use redact::{REDACTED, redact_url};
 pub use reload::{file_stamp, restart_required};
 pub use resilience::{Breaker, Resilience};
 pub use secret::{Secret, SecretSource};

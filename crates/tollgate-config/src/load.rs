@@ -8,7 +8,9 @@ use base64::engine::general_purpose::STANDARD;
 use toml::de::DeTable;
 
 use crate::locate::{Seg, line_col, render, span_of};
+use crate::redact::{has_userinfo, scrub};
 
+mod admin;
 mod auth;
 mod console;
 mod rate_limits;
@@ -64,6 +66,11 @@ pub struct Loaded {
     pub limit_store_password: Option<Secret>,
     /// The `[console] client_secret`, when one is configured.
     pub console_secret: Option<Secret>,
+    /// The `[admin] token`, when one is configured.
+    pub admin_token: Option<Secret>,
+    /// What loads but deserves attention (e.g. an admin listener other
+    /// hosts reach without a token), each with file, line and key.
+    pub warnings: Vec<ConfigError>,
 }
 
 /// Read and validate a configuration file.
@@ -101,8 +108,9 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
             message,
         }
     };
-    let root =
-        DeTable::parse(text).map_err(|e| ConfigErrors(vec![at(e.span(), String::new(), e.message().to_owned())]))?;
+    // Parser and deserializer messages may quote the value they stumbled
+    // on, which may be a secret: `scrub` leaves the value out.
+    let root = DeTable::parse(text).map_err(|e| ConfigErrors(vec![at(e.span(), String::new(), scrub(e.message()))]))?;
     let de = toml::Deserializer::from(root.clone());
     let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
@@ -110,7 +118,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         ConfigErrors(vec![at(
             inner.span(),
             if key == "." { String::new() } else { key },
-            inner.message().to_owned(),
+            scrub(inner.message()),
         )])
     })?;
     let mut problems = Vec::new();
@@ -120,14 +128,18 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let auth_secrets = auth::resolve(&config, base, env, &mut problems);
     let limit_store_password = store_password(&config, base, env, &mut problems);
     let console_secret = console::secret(&config, base, env, &mut problems);
+    let admin_token = admin::token(&config, base, env, &mut problems);
+    let located = |found: Problems| -> Vec<ConfigError> {
+        found
+            .into_iter()
+            .map(|(p, msg)| at(span_of(&root, &p), render(&p), msg))
+            .collect()
+    };
     if !problems.is_empty() {
-        return Err(ConfigErrors(
-            problems
-                .into_iter()
-                .map(|(p, msg)| at(span_of(&root, &p), render(&p), msg))
-                .collect(),
-        ));
+        return Err(ConfigErrors(located(problems)));
     }
+    let mut warnings = Problems::new();
+    admin::warnings(&config, &mut warnings);
     Ok(Loaded {
         path: path.to_owned(),
         dev_issuer: auth::dev_issuer(&config, base),
@@ -136,6 +148,8 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         auth_secrets,
         limit_store_password,
         console_secret,
+        admin_token,
+        warnings: located(warnings),
     })
 }
 
@@ -237,11 +251,19 @@ fn validate_servers(c: &Config, out: &mut Problems) {
         if s.url.fragment().is_some() {
             out.push((server_key(i, "url"), "must not have a #fragment".into()));
         }
+        if has_userinfo(&s.url) {
+            out.push((
+                server_key(i, "url"),
+                "must not carry a user name or password (`user:password@`): give the upstream its credential \
+                 with `credential` and a secret source"
+                    .into(),
+            ));
+        }
     }
 }
 
 fn check_origin(origin: &str) -> Result<(), String> {
-    let url = url::Url::parse(origin).map_err(|e| format!("not an origin ({e}): {origin:?}"))?;
+    let url = url::Url::parse(origin).map_err(|e| format!("not an origin ({e})"))?;
     let canonical = url.origin().ascii_serialization();
     if canonical != origin.trim_end_matches('/') {
         return Err(format!(

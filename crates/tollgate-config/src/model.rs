@@ -64,6 +64,9 @@ pub struct Config {
     /// The web console on the admin listener (off by default).
     #[serde(default)]
     pub console: crate::Console,
+    /// Protection of the admin listener: its bearer token.
+    #[serde(default)]
+    pub admin: crate::Admin,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,

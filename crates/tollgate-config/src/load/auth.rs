@@ -8,6 +8,7 @@ use url::{Host, Url};
 
 use super::{Problems, read_secret};
 use crate::locate::Seg;
+use crate::redact::has_userinfo;
 use crate::{Config, Credential, Environment, Issuer, OAuthClient, Secret, Server, ServerAuth};
 
 /// Secrets named by `[auth]` and the servers' credentials, read at load.
@@ -57,10 +58,17 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
+/// Why a URL with `user:password@` is refused (without repeating it).
+pub(super) const NO_USERINFO: &str =
+    "must not carry a user name or password (`user:password@`): secrets go in secret sources";
+
 /// `https://`, or `http://` to a loopback host when `allow_http`.
 fn check_fetch_url(url: &Url, allow_http: bool) -> Result<(), String> {
     if url.host().is_none() || url.fragment().is_some() {
         return Err("must be an absolute URL with a host and no #fragment".into());
+    }
+    if has_userinfo(url) {
+        return Err(NO_USERINFO.into());
     }
     match url.scheme() {
         "https" => Ok(()),
@@ -85,12 +93,15 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
     if let Some(url) = &c.auth.public_base_url {
         let ok = matches!(url.scheme(), "http" | "https")
             && url.host().is_some()
+            && !has_userinfo(url)
             && url.query().is_none()
             && url.fragment().is_none();
         if !ok {
             out.push((
                 path(&["auth", "public_base_url"]),
-                "must be an http:// or https:// URL with a host, no query and no #fragment".into(),
+                "must be an http:// or https:// URL with a host, no user name or password, no query and no \
+                 #fragment"
+                    .into(),
             ));
         }
     }

@@ -6,6 +6,7 @@ use std::path::Path;
 use url::Url;
 
 use super::{Environment, Problems, key, read_secret};
+use crate::redact::has_userinfo;
 use crate::{Config, Secret};
 
 pub(super) fn validate(c: &Config, out: &mut Problems) {
@@ -22,7 +23,7 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
         Some(issuer) if dev.as_deref() != Some(issuer) && !c.auth.issuers.iter().any(|i| i.issuer == issuer) => {
             out.push((
                 key(&["console", "issuer"]),
-                format!("{issuer:?} is not the issuer of any [[auth.issuers]] entry"),
+                "is not the issuer of any [[auth.issuers]] entry (nor the development issuer)".into(),
             ));
         }
         _ => {}
@@ -36,6 +37,15 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
     }
     if console.client_id.is_empty() {
         out.push((key(&["console", "client_id"]), "must not be empty".into()));
+    }
+    for (name, url) in [
+        ("url", &console.url),
+        ("authorization_endpoint", &console.authorization_endpoint),
+        ("token_endpoint", &console.token_endpoint),
+    ] {
+        if url.as_ref().is_some_and(has_userinfo) {
+            out.push((key(&["console", name]), super::auth::NO_USERINFO.into()));
+        }
     }
     if let Some(url) = &console.url
         && !url.path().trim_end_matches('/').ends_with("/console")

@@ -117,7 +117,9 @@ fn credential_tables_reject_unknown_keys_and_kinds() {
     assert!(e.message.contains("colour"), "{e}");
     assert!(e.line.is_some(), "{e}");
     let e = one_error(&FULL.replace("kind = \"client_credentials\"", "kind = \"magic\""));
-    assert!(e.message.contains("magic"), "{e}");
+    assert!(e.message.contains("unknown variant"), "{e}");
+    assert!(e.message.contains("`client_credentials`"), "the choices are named: {e}");
+    assert!(!e.message.contains("magic"), "the value is not repeated: {e}");
 }
 
 #[test]
