@@ -55,7 +55,9 @@ impl CallPlan {
             return Ok(CallPlan::ScanBody);
         };
         let method = method.clone()?;
-        if method == "initialize" {
+        // `initialize` is legacy; a completion's target is in its body; a
+        // task request's id is replaced in the body by the gateway.
+        if method == "initialize" || method == "completion/complete" || method.starts_with("tasks/") {
             return Ok(CallPlan::ScanBody);
         }
         let name = match (&headers.name, names_target(&method)) {
@@ -77,6 +79,7 @@ impl CallPlan {
                 name,
                 protocol_version: Some(SmolStr::new_static(v.as_str())),
                 traceparent: None,
+                offered_version: None,
             }],
             scanned: false,
         }))
@@ -135,11 +138,51 @@ pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, versions: Ver
             _ => classify_legacy(version, m).map_err(|e| e.with_id(m.id.clone()))?,
         },
     };
+    for m in &call.messages {
+        check_notification(m).map_err(|e| e.with_id(scanned.first_id()))?;
+    }
     if call.era == Era::Legacy && !versions.legacy_allowed() {
-        let requested = call.version.map_or("unknown", ProtocolVersion::as_str);
-        return Err(unsupported_version(requested, versions).with_id(scanned.first_id()));
+        return Err(unsupported_version(requested(&call), versions).with_id(scanned.first_id()));
     }
     Ok(call)
+}
+
+/// Refuse a notification whose method is not a notification's: every
+/// notification a client sends is `notifications/*`, and a request method
+/// without an id (`tools/call`, `resources/read`, …) would run on the
+/// upstream while its answer, and the gateway's checks of answered calls,
+/// are skipped.
+///
+/// ```
+/// use tollgate_mcp::{Scanned, check_notification, scan};
+///
+/// let Ok(Scanned::Single(m)) = scan(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#) else {
+///     unreachable!()
+/// };
+/// assert!(check_notification(&m).is_err());
+/// ```
+///
+/// # Errors
+///
+/// `InvalidRequest` for such a message.
+pub fn check_notification(m: &Message) -> Result<()> {
+    if m.kind == MessageKind::Notification && !m.method.starts_with("notifications/") {
+        return Err(McpError::new(
+            ErrorKind::InvalidRequest,
+            format!("Invalid Request: {} is a request and needs an id", m.method),
+        ));
+    }
+    Ok(())
+}
+
+/// The revision a legacy call asked for: its `MCP-Protocol-Version`
+/// header, else what its `initialize` offers, else `unknown`.
+fn requested(call: &Call) -> &str {
+    match (call.version, call.messages.first()) {
+        (Some(v), _) => v.as_str(),
+        (None, Some(m)) => m.offered_version.as_deref().unwrap_or("unknown"),
+        (None, None) => "unknown",
+    }
 }
 
 fn modern_call(v: ProtocolVersion, m: &Message) -> Call {

@@ -108,6 +108,32 @@ pub fn decode_header_value(value: &str) -> Result<String> {
     decode(value).map(Cow::into_owned)
 }
 
+/// The value of an `Mcp-Name` (or `Mcp-Param-*`) header that carries
+/// `value`: as it is when it is visible ASCII with inner spaces only and
+/// could not be read as the sentinel, otherwise sentinel-encoded (the
+/// inverse of [`decode_header_value`]).
+///
+/// ```
+/// use tollgate_mcp::{decode_header_value, encode_header_value};
+///
+/// assert_eq!(encode_header_value("echo"), "echo");
+/// assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+/// for v in [" padded", "=?base64?eA==?=", "tab\there"] {
+///     assert_eq!(decode_header_value(&encode_header_value(v)).unwrap(), v);
+/// }
+/// ```
+pub fn encode_header_value(value: &str) -> Cow<'_, str> {
+    let plain = value.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !(value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX));
+    if plain {
+        Cow::Borrowed(value)
+    } else {
+        Cow::Owned(format!("{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}", STANDARD.encode(value)))
+    }
+}
+
 /// [`decode_header_value`] without copying a literal.
 fn decode(value: &str) -> Result<Cow<'_, str>> {
     let Some(inner) = value

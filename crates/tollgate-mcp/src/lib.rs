@@ -17,6 +17,7 @@
 
 pub mod answer;
 mod classify;
+mod completion;
 mod error;
 pub mod headers;
 mod jsonrpc;
@@ -27,9 +28,10 @@ pub mod sse;
 mod version;
 
 pub use answer::{answer_errors, answer_messages};
-pub use classify::{Call, CallPlan, classify_post, supported_versions, unsupported_version};
+pub use classify::{Call, CallPlan, check_notification, classify_post, supported_versions, unsupported_version};
+pub use completion::{CompletionRef, completion_ref};
 pub use error::{McpError, Result};
-pub use headers::{StandardHeaders, decode_header_value};
+pub use headers::{StandardHeaders, decode_header_value, encode_header_value};
 pub use jsonrpc::{RequestId, error_body};
 pub use params::{ParamHeader, ParamKind, check_params, param_headers, tool_arguments};
 pub use scan::{Message, MessageKind, Scanned, scan};

@@ -4,7 +4,7 @@
 //! body limit) and scans it here before classifying the call.
 //!
 //! The scan reads only `id`, `method`, `params.name`, `params.uri`,
-//! `params.taskId` and a few `params._meta` keys. Every other value is
+//! `params.taskId`, `params.protocolVersion` and a few `params._meta` keys. Every other value is
 //! still validated as JSON, within serde_json's nesting limit of 128
 //! levels, and skipped without being allocated (see [`raw`]): a body the
 //! scan passes is one the upstream can parse, and 10,000 nested arrays
@@ -80,6 +80,9 @@ pub struct Message {
     pub protocol_version: Option<SmolStr>,
     /// `params._meta.traceparent` (W3C trace context).
     pub traceparent: Option<String>,
+    /// `params.protocolVersion`: the revision a legacy `initialize`
+    /// offers. Reported in `-32022` answers; never used to classify.
+    pub offered_version: Option<SmolStr>,
 }
 
 impl Message {
@@ -172,15 +175,16 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
             return Err(McpError::new(ErrorKind::InvalidRequest, "Invalid Request").with_id(id));
         }
     };
-    let (name, protocol_version, traceparent) = match raw.params {
-        None => (None, None, None),
+    let (name, protocol_version, traceparent, offered_version) = match raw.params {
+        None => (None, None, None, None),
         Some(p) => {
+            let offered = p.protocol_version.filter(|_| method == "initialize").map(SmolStr::new);
             let name = target_of(&method, p.name, p.uri, p.task_id);
             let (pv, tp) = match p.meta {
                 None => (None, None),
                 Some(m) => (m.protocol_version.map(SmolStr::new), m.traceparent.map(Cow::into_owned)),
             };
-            (name, pv, tp)
+            (name, pv, tp, offered)
         }
     };
     Ok(Message {
@@ -190,6 +194,7 @@ fn lift(raw: RawMessage<'_>) -> Result<Message> {
         name,
         protocol_version,
         traceparent,
+        offered_version,
     })
 }
 

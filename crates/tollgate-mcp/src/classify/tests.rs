@@ -180,3 +180,32 @@ fn header_plan_trusts_only_complete_modern_headers() {
         ErrorKind::UnsupportedProtocolVersion
     );
 }
+
+#[test]
+fn a_refused_initialize_names_the_version_it_offered() {
+    let init = scan(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+    )
+    .unwrap();
+    let e = classify_post(&headers(&[]), &init, Versions::modern_only()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnsupportedProtocolVersion);
+    assert_eq!(e.data.unwrap()["requested"], "2025-11-25");
+    // The header, when present, is what the request carried.
+    let h = headers(&[("mcp-protocol-version", "2025-06-18")]);
+    let e = classify_post(&h, &init, Versions::modern_only()).unwrap_err();
+    assert_eq!(e.data.unwrap()["requested"], "2025-06-18");
+}
+
+#[test]
+fn a_request_method_without_an_id_is_not_a_notification() {
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","method":"resources/read","params":{"uri":"x"}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"prompts/get","params":{"name":"p"}}]"#,
+    ] {
+        let e = classify_post(&headers(&[]), &scan(body.as_bytes()).unwrap(), Versions::all()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidRequest, "{body}");
+    }
+    let note = scan(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+    assert!(classify_post(&headers(&[]), &note, Versions::all()).is_ok());
+}

@@ -79,6 +79,62 @@ impl<'de> Visitor<'de> for SkipVisitor {
 /// A string value, borrowed from the body unless it holds escapes.
 struct Str<'de>(Cow<'de, str>);
 
+/// A value kept when it is a string and skipped (within the recursion
+/// limit) otherwise: for values the scan only reports, never decides on.
+struct MaybeStr<'de>(Option<Cow<'de, str>>);
+
+impl<'de> Deserialize<'de> for MaybeStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MaybeStr<'de>, D::Error> {
+        d.deserialize_any(MaybeStrVisitor)
+    }
+}
+
+struct MaybeStrVisitor;
+
+impl<'de> Visitor<'de> for MaybeStrVisitor {
+    type Value = MaybeStr<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(Some(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<MaybeStr<'de>, E> {
+        Ok(MaybeStr(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeStr<'de>, A::Error> {
+        SkipVisitor.visit_seq(seq).map(|_| MaybeStr(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MaybeStr<'de>, A::Error> {
+        SkipVisitor.visit_map(map).map(|_| MaybeStr(None))
+    }
+}
+
 impl<'de> Deserialize<'de> for Str<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Str<'de>, D::Error> {
         d.deserialize_str(StrVisitor)
@@ -232,6 +288,9 @@ pub(super) struct RawParams<'a> {
     pub(super) name: Option<Cow<'a, str>>,
     pub(super) uri: Option<Cow<'a, str>>,
     pub(super) task_id: Option<Cow<'a, str>>,
+    /// `params.protocolVersion` when it is a string (what a legacy
+    /// `initialize` offers).
+    pub(super) protocol_version: Option<Cow<'a, str>>,
     pub(super) meta: Option<RawMeta<'a>>,
 }
 
@@ -239,6 +298,7 @@ enum ParamsField {
     Name,
     Uri,
     TaskId,
+    ProtocolVersion,
     Meta,
     Other,
 }
@@ -249,6 +309,7 @@ impl Field for ParamsField {
             "name" => ParamsField::Name,
             "uri" => ParamsField::Uri,
             "taskId" => ParamsField::TaskId,
+            "protocolVersion" => ParamsField::ProtocolVersion,
             "_meta" => ParamsField::Meta,
             _ => ParamsField::Other,
         }
@@ -260,12 +321,13 @@ object!(RawParams, ParamsVisitor, "a params object");
 impl<'de> RawParams<'de> {
     fn read<A: MapAccess<'de>>(mut map: A) -> Result<RawParams<'de>, A::Error> {
         let (mut name, mut uri, mut task_id) = (None::<Option<Str<'de>>>, None::<Option<Str<'de>>>, None);
-        let mut meta = None;
+        let (mut meta, mut protocol_version) = (None, None::<MaybeStr<'de>>);
         while let Some(Key(field)) = map.next_key()? {
             match field {
                 ParamsField::Name => once(&mut map, &mut name, "name")?,
                 ParamsField::Uri => once(&mut map, &mut uri, "uri")?,
                 ParamsField::TaskId => once(&mut map, &mut task_id, "taskId")?,
+                ParamsField::ProtocolVersion => once(&mut map, &mut protocol_version, "protocolVersion")?,
                 ParamsField::Meta => once(&mut map, &mut meta, "_meta")?,
                 ParamsField::Other => map.next_value::<Skip>().map(drop)?,
             }
@@ -275,6 +337,7 @@ impl<'de> RawParams<'de> {
             name: text(name),
             uri: text(uri),
             task_id: text(task_id),
+            protocol_version: protocol_version.and_then(|v| v.0),
             meta: meta.flatten(),
         })
     }

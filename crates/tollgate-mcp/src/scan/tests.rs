@@ -240,3 +240,22 @@ fn json_or_noise() -> impl Strategy<Value = String> {
         .prop_map(|v| v.to_string());
     prop_oneof![json, "[\\[\\]{}\",:0-9a-z\\\\ .eE+-]{0,40}"]
 }
+
+#[test]
+fn reads_the_version_an_initialize_offers() {
+    let m = single(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    );
+    assert_eq!(m.offered_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(m.protocol_version, None);
+    // Another method's `protocolVersion` is not an offer; a value that is
+    // not a string is skipped, not refused.
+    let other = single(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"protocolVersion":"2025-11-25"}}"#);
+    assert_eq!(other.offered_version, None);
+    let odd = single(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":{"v":[1]}}}"#);
+    assert_eq!(odd.offered_version, None);
+    // Read once only, like every key the scan reads.
+    let twice =
+        r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"a","protocolVersion":"b"}}"#;
+    assert_eq!(scan(twice.as_bytes()).unwrap_err().kind, ErrorKind::InvalidRequest);
+}
