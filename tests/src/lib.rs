@@ -105,6 +105,21 @@ impl TestGateway {
         res.text().await.unwrap()
     }
 
+    /// Wait until `route`'s first catalog sync succeeded (10 s at most):
+    /// the gateway has then read the upstream's `server/discover` answer
+    /// and its lists.
+    pub async fn wait_synced(&self, route: &str) {
+        let mut last = serde_json::Value::Null;
+        for _ in 0..100 {
+            last = get_json(&format!("{}/catalog", self.admin)).await;
+            if last["servers"][route]["sync"]["state"] == "ok" {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("{route} did not sync: {last:#}");
+    }
+
     /// The default audit directory (`[audit] directory` unset).
     pub fn audit_dir(&self) -> PathBuf {
         self.dir.path().join("audit")

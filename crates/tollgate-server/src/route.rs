@@ -157,13 +157,14 @@ impl Route {
         self.configured.legacy_allowed()
     }
 
-    /// The versions this route serves: those configured, narrowed to what
-    /// the upstream announced in `server/discover` once it has.
+    /// The versions this route serves: those configured. What the
+    /// upstream announced never narrows them: `server/discover` lists the
+    /// revisions of 2026-07-28 negotiation, and a dual-era upstream (the
+    /// Python SDK's) omits the legacy ones it still serves through
+    /// `initialize`. A revision the upstream does not speak is refused by
+    /// the upstream's own answer, which the client then negotiates with.
     pub(crate) fn served_versions(&self) -> Versions {
-        match self.announced.load().discovered.map(|d| self.configured.intersect(d)) {
-            Some(served) if !served.is_empty() => served,
-            _ => self.configured,
-        }
+        self.configured
     }
 
     /// The versions named in a `-32022` answer: those served, narrowed to
