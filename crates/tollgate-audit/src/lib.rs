@@ -41,7 +41,7 @@ pub use capture::{Capture, CapturePolicy, REDACTED};
 pub use chain::{Hash, LineKind};
 pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
 pub use files::trail_files;
-pub use observer::AuditObserver;
+pub use observer::{AuditObserver, task_fingerprint};
 pub use otlp::OtlpSettings;
 pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};
 pub use record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION};

@@ -8,6 +8,8 @@
 //! reads the summary only; it does not know the metrics or the span.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::Arc;
 
 use tollgate_config::Durability;
 use tollgate_core::{CallElement, CallObserver, CallSummary, McpMethod, PolicyVerdict, Stage};
@@ -103,7 +105,7 @@ impl AuditObserver {
         rec.era = s.era;
         rec.protocol_version = s.protocol_version.map(Cow::Borrowed);
         rec.method = method(e);
-        rec.name = e.name.as_deref().map(str::to_owned);
+        rec.name = e.name.as_deref().map(|n| recorded_name(&e.method, n));
         rec.rate_limit_rule.clone_from(&s.limited_by);
         if let Some(b) = &s.budget {
             rec.budget = Some(b.id.clone());
@@ -111,7 +113,10 @@ impl AuditObserver {
         }
         if let Some(via) = &s.via {
             rec.virtual_server = Some(via.virtual_server.clone());
-            rec.exposed_name.clone_from(&via.exposed_name);
+            rec.exposed_name = match &via.exposed_name {
+                Some(n) if is_task_method(&e.method) => Some(Arc::from(task_fingerprint(n))),
+                other => other.clone(),
+            };
         }
         if matches!(e.method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
             rec.definition_hash.clone_from(&e.definition);
@@ -215,6 +220,33 @@ impl Share {
 
 /// The method as recorded: absent when unknown, borrowed when it is a
 /// family's own name.
+/// Whether `method` names its target by a task id (tasks extension).
+fn is_task_method(method: &str) -> bool {
+    method.starts_with("tasks/")
+}
+
+/// The name a record keeps: a task id only as its fingerprint (a task id
+/// is a capability to read the task's result), any other name as it is.
+fn recorded_name(method: &str, name: &str) -> String {
+    if is_task_method(method) {
+        task_fingerprint(name)
+    } else {
+        name.to_owned()
+    }
+}
+
+/// `task:` and the first 16 hex digits of the id's SHA-256: the records
+/// of one task's polls share it, and it names no task to anyone.
+pub fn task_fingerprint(id: &str) -> String {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, id.as_bytes());
+    let mut out = String::with_capacity(21);
+    out.push_str("task:");
+    for b in d.as_ref().iter().take(8) {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
 fn method(e: &CallElement) -> Option<Cow<'static, str>> {
     if e.method.is_empty() {
         None

@@ -32,6 +32,7 @@ mod services;
 mod spend;
 mod stack;
 mod summary;
+mod task_handle;
 #[cfg(test)]
 mod test_support;
 mod tls;

@@ -12,3 +12,4 @@ pub(crate) mod gate;
 pub(crate) mod identify;
 pub(crate) mod limit;
 pub(crate) mod respond;
+pub(crate) mod tasks;

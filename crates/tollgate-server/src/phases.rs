@@ -1,7 +1,7 @@
 //! The request path of one MCP call, phase by phase, top to bottom.
 //!
 //! ```text
-//! admit → route → classify → authenticate → identify → gate
+//! admit → route → classify → authenticate → identify → tasks → gate
 //!       → authorize → limit → budget → credential → forward → respond
 //! ```
 //!
@@ -42,8 +42,10 @@ use crate::phase::gate::gate;
 use crate::phase::identify::identify;
 use crate::phase::limit::limit;
 use crate::phase::respond::{refuse, respond};
+use crate::phase::tasks;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
+use crate::task_handle;
 use crate::vserver::VirtualRoute;
 
 /// The W3C trace context header.
@@ -63,7 +65,7 @@ macro_rules! phase {
 
 /// Serve one request on an MCP route.
 pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let facts = Facts::arrived(Arrival::of(&parts));
     let request = classify(&parts);
     let principal = phase!(route, facts, authenticate(route, &parts).await);
@@ -73,6 +75,7 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     let (identified, body) = phase!(route, facts, identified);
     let span = server_span(route, &facts, &identified, &parts.headers);
     let facts = facts.identified(identified, span);
+    let body = phase!(route, facts, tasks::open(route, &facts, &mut parts, body));
     let gated = gate(route, &facts, &parts.headers);
     let facts = facts.gated(gated.facts);
     if let Some(rejection) = gated.refusal {
@@ -95,9 +98,14 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     if let Some(intent) = durable(route, &facts) {
         phase!(route, facts, intent.await);
     }
+    let sealing = tasks::sealing(route, &facts);
     let (forwarded, answer) = forward(route, &facts, parts, body, outbound).await;
     let facts = facts.forwarded(forwarded);
     let res = phase!(route, facts, answer);
+    let res = match sealing {
+        Some(seal) => task_handle::seal_answer(seal, res).await,
+        None => res,
+    };
     let mut res = respond(route, facts, res).await;
     if let Some(standing) = &standing {
         res.headers_mut()

@@ -1,8 +1,9 @@
 //! Tasks (the tasks extension, SEP-2663) through a virtual server, driven
 //! by the `rmcp` client speaking 2026-07-28 with the extension declared:
 //! the demo's `countdown` runs as a task on two members of one virtual
-//! server, is polled and cancelled by the ids the virtual server handed
-//! out, and ends as it does on the member's own route.
+//! server, is polled and cancelled by the sealed ids the virtual server
+//! handed out, and ends as it does on the member's own route. The audit
+//! trail keeps task ids only as fingerprints.
 
 use std::time::Duration;
 
@@ -14,7 +15,8 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::json;
-use tollgate_e2e::audit_support::records;
+use tollgate_audit::task_fingerprint;
+use tollgate_e2e::audit_support::{records, trail_lines};
 use tollgate_e2e::{Demo, TestGateway};
 
 use super::gateway;
@@ -57,17 +59,18 @@ async fn run_two_tasks(eng: &Client) -> (String, String, DetailedTask) {
         caps.supports_tasks(),
         "the virtual server offers its members' tasks: {caps:?}"
     );
-    // The ids say which member holds each task.
+    // The ids are sealed handles: they say nothing of the member.
     let a = start(eng, "demo_countdown", 3, 30).await;
     let b = start(eng, "two_countdown", 20, 500).await;
-    assert!(a.starts_with("tg:demo:"), "{a}");
-    assert!(b.starts_with("tg:demo2:"), "{b}");
+    for id in [&a, &b] {
+        assert!(id.starts_with("tgt1.") && !id.contains("demo"), "{id}");
+    }
     let done = finished(eng, &a).await;
     assert_eq!(liftoff(&done), "liftoff");
     eng.peer().cancel_task(CancelTaskParams::new(b.clone())).await.unwrap();
     let cancelled = finished(eng, &b).await;
     assert!(matches!(cancelled.payload, TaskPayload::Cancelled), "{cancelled:?}");
-    // An id no member of the virtual server owns is an unknown name.
+    // An id the virtual server did not hand out is an unknown task.
     let err = eng
         .peer()
         .get_task(GetTaskParams::new("tg:elsewhere:1".to_owned()))
@@ -119,24 +122,32 @@ async fn tasks_of_two_members_are_polled_and_cancelled_through_one_endpoint() {
     // The same call on the member's own route ends the same, names aside.
     let direct = client(gw.url("demo"), false).await;
     let own = start(&direct, "countdown", 3, 30).await;
-    assert!(!own.starts_with("tg:"), "{own}");
+    assert!(!own.starts_with("tgt1."), "{own}");
     assert_eq!(liftoff(&finished(&direct, &own).await), liftoff(&done));
 
     // Each task request was audited on the member that holds the task,
-    // under both ids.
-    let b_own = b.strip_prefix("tg:demo2:").unwrap();
+    // under the fingerprints of both ids, never the ids themselves.
     let all = records(&gw.audit_dir());
     let cancel = all
         .iter()
-        .find(|r| r.method.as_deref() == Some("tasks/cancel"))
+        .find(|r| r.method.as_deref() == Some("tasks/cancel") && r.virtual_server.is_some())
         .expect("tasks/cancel audited");
     assert_eq!(&*cancel.route, "demo2");
     assert_eq!(cancel.virtual_server.as_deref(), Some("eng"));
-    assert_eq!(cancel.exposed_name.as_deref(), Some(b.as_str()));
-    assert_eq!(cancel.name.as_deref(), Some(b_own));
+    assert_eq!(cancel.exposed_name.as_deref(), Some(task_fingerprint(&b).as_str()));
+    let own_print = cancel.name.as_deref().unwrap();
+    assert!(
+        own_print.starts_with("task:") && own_print != task_fingerprint(&b),
+        "{own_print}"
+    );
+    let trail = trail_lines(&gw.audit_dir()).join("\n");
+    for id in [&a, &b, &own] {
+        assert!(!trail.contains(id.as_str()), "task id {id} is in the trail");
+    }
     let polled_on = |id: &str| {
+        let print = task_fingerprint(id);
         all.iter()
-            .filter(|r| r.method.as_deref() == Some("tasks/get") && r.exposed_name.as_deref() == Some(id))
+            .filter(|r| r.method.as_deref() == Some("tasks/get") && r.exposed_name.as_deref() == Some(print.as_str()))
             .map(|r| r.route.to_string())
             .collect::<std::collections::BTreeSet<_>>()
     };

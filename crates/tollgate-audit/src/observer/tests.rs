@@ -377,3 +377,12 @@ fn a_governed_call_names_its_approved_revision_approver_and_verdict() {
         (&rec.gate, &rec.definition_approved_by, rec.definition_approved_at)
     );
 }
+
+#[test]
+fn task_ids_are_recorded_as_fingerprints() {
+    assert_eq!(recorded_name("tools/call", "echo"), "echo");
+    let f = recorded_name("tasks/get", "t-secret-1");
+    assert!(f.starts_with("task:") && f.len() == 21 && !f.contains("secret"), "{f}");
+    assert_eq!(f, task_fingerprint("t-secret-1"));
+    assert_ne!(f, task_fingerprint("t-secret-2"));
+}

@@ -18,7 +18,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
-use tollgate_session::SessionError;
+use tollgate_session::{Owner, SessionError};
 
 /// What goes upstream in place of the caller's credentials.
 #[derive(Debug, Default)]
@@ -63,9 +63,14 @@ pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> R
     Ok(Outbound { session, credential })
 }
 
-/// The subject sessions are bound to (empty on an open route).
-pub(crate) fn subject(principal: Option<&Arc<Principal>>) -> &str {
-    principal.map_or("", |p| p.subject.as_str())
+/// Whom the handles `route` issues to `principal` belong to: the route,
+/// and the principal's issuer and subject (both empty on an open route).
+pub(crate) fn owner<'a>(route: &'a str, principal: Option<&'a Arc<Principal>>) -> Owner<'a> {
+    Owner {
+        route,
+        issuer: principal.map_or("", |p| p.issuer.as_str()),
+        subject: principal.map_or("", |p| p.subject.as_str()),
+    }
 }
 
 /// The upstream session id behind the client's sealed one.
@@ -81,7 +86,7 @@ fn unseal(route: &Route, parts: &Parts, principal: Option<&Arc<Principal>>) -> R
     let claims = route
         .shared
         .sealer
-        .unseal(sealed.trim(), &route.name, subject(principal))
+        .unseal(sealed.trim(), owner(&route.name, principal))
         .map_err(not_found)?;
     HeaderValue::from_str(&claims.upstream_id)
         .map(Some)

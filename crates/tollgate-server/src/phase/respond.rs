@@ -18,7 +18,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::lists;
 use crate::metered::{Completion, MeteredBody};
-use crate::phase::credential::subject;
+use crate::phase::credential::owner;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
 use crate::{CallLabels, TEE_BYTES};
@@ -67,9 +67,11 @@ fn seal(route: &Route, facts: &Facts, mut res: Response) -> Result<Response, Rej
     }
     let invalid = || Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id");
     let upstream_id = upstream_id.to_str().map_err(|_| invalid())?;
+    let owner = owner(&route.name, facts.principal.as_ref());
     let claims = SessionClaims {
         route: route.name.to_string(),
-        subject: subject(facts.principal.as_ref()).to_owned(),
+        issuer: owner.issuer.to_owned(),
+        subject: owner.subject.to_owned(),
         upstream_id: upstream_id.to_owned(),
     };
     let sealed = route

@@ -73,9 +73,9 @@ async fn send(
         res.headers_mut().insert(SESSION_ID, ours);
     }
     if tasks::may_name_a_task(incoming) {
-        tasks::answer(v, member, res, relayed).await
+        tasks::answer(v, incoming, member, res, relayed).await
     } else if relayed {
-        super::relay::answer_from(v, member, res, true)
+        super::relay::answer_from(v, incoming.principal.as_ref(), member, res, true)
     } else {
         res
     }
@@ -249,15 +249,7 @@ pub(crate) fn delegated(
     req
 }
 
-/// `Mcp-Name` for `name`: as is when it is visible ASCII, else
-/// sentinel-encoded.
-fn encode_name(name: &str) -> HeaderValue {
-    if name.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
-        && let Ok(v) = HeaderValue::from_str(name)
-    {
-        return v;
-    }
-    use base64::Engine as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(name);
-    HeaderValue::from_str(&format!("=?base64?{encoded}?=")).unwrap_or(HeaderValue::from_static(""))
+/// `Mcp-Name` for `name`, sentinel-encoded where it must be.
+pub(crate) fn encode_name(name: &str) -> HeaderValue {
+    HeaderValue::from_str(&tollgate_mcp::encode_header_value(name)).unwrap_or(HeaderValue::from_static(""))
 }

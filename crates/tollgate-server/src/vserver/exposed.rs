@@ -219,7 +219,7 @@ fn build(v: &VirtualRoute, lock: &Arc<Lock>, snapshots: &[Arc<Snapshot>]) -> Exp
         awaiting,
         tasks: snapshots
             .iter()
-            .any(|s| s.extensions.iter().any(|e| e == super::tasks::EXTENSION)),
+            .any(|s| s.extensions.iter().any(|e| e == crate::task_handle::EXTENSION)),
         stamp: Stamp {
             lock: lock.clone(),
             snapshots: snapshots.to_vec(),

@@ -35,19 +35,17 @@ use http::{HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::value::RawValue;
 use tollgate_core::{ErrorKind, Principal};
 use tollgate_mcp::headers::{PROTOCOL_VERSION, SESSION_ID};
-use tollgate_mcp::sse::{Decoder, Event, is_event_stream};
+use tollgate_mcp::sse::{Event, is_event_stream};
 use tollgate_mcp::{MessageKind, RequestId, Scanned, scan, splice};
 
 use super::{Incoming, VirtualRoute, delegate, session, tasks};
 use crate::rescue::Rejection;
+use crate::task_handle::{self, TaskSeal, seal_in};
 
 /// The prefix of a namespaced server-to-client request id.
 const ID_PREFIX: &str = "tg.";
 /// The prefix of a merged GET stream's event id.
 const EVENT_PREFIX: &str = "tgv.";
-/// The largest event read from a member's stream (tool results travel in
-/// answer streams, so this is generous).
-const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// A member's stream as events, server-to-client request ids namespaced.
@@ -68,54 +66,27 @@ fn target(id: &RequestId) -> Option<(usize, String)> {
     Some((member.parse().ok()?, raw.get().to_owned()))
 }
 
-/// `data` with its id namespaced, when it is a request from `member`
-/// (server `server`), or with the task id it names namespaced.
-fn rewrite(member: usize, server: &str, data: &str) -> Option<String> {
+/// `data` with its id namespaced, when it is a request from `member`, or
+/// with the task id it names sealed by `seal`.
+fn rewrite(member: usize, seal: &TaskSeal, data: &str) -> Option<String> {
     let Ok(Scanned::Single(m)) = scan(data.as_bytes()) else {
         return None;
     };
     if m.kind != MessageKind::Request {
-        return tasks::namespace_in(server, &m, data);
+        return seal_in(seal, &m, data);
     }
     let id = m.id?;
     let out = splice::replace_raw(data.as_bytes(), &["id"], &namespaced(member, id.as_json())).ok()?;
     String::from_utf8(out).ok()
 }
 
-/// Member `member`'s (server `server`'s) SSE body as events, each passed
-/// on as soon as it is complete; a body error ends the stream after it.
-fn events(member: usize, server: Arc<str>, body: Body) -> Events {
-    struct State {
-        data: axum::body::BodyDataStream,
-        decoder: Decoder,
-        done: bool,
-        server: Arc<str>,
-    }
-    let state = State {
-        data: body.into_data_stream(),
-        decoder: Decoder::new(MAX_EVENT_BYTES),
-        done: false,
-        server,
-    };
-    Box::pin(stream::unfold(Some(state), move |state| async move {
-        let mut s = state?;
-        loop {
-            match s.decoder.next_event() {
-                Ok(Some(mut e)) => {
-                    if let Some(data) = rewrite(member, &s.server, &e.data) {
-                        e.data = data;
-                    }
-                    return Some((Ok(e), Some(s)));
-                }
-                Ok(None) if s.done => return None,
-                Ok(None) => {}
-                Err(e) => return Some((Err(e.into()), None)),
-            }
-            match s.data.next().await {
-                Some(Ok(chunk)) => s.decoder.feed(&chunk),
-                Some(Err(e)) => return Some((Err(e.into()), None)),
-                None => s.done = true,
-            }
+/// Member `member`'s SSE body as events (its task ids sealed by `seal`),
+/// each passed on as soon as it is complete; a body error ends the stream
+/// after it.
+fn events(member: usize, seal: TaskSeal, body: Body) -> Events {
+    Box::pin(task_handle::events(body, move |e| {
+        if let Some(data) = rewrite(member, &seal, &e.data) {
+            e.data = data;
         }
     }))
 }
@@ -131,17 +102,23 @@ fn encoded(e: &Event) -> Bytes {
 /// answer passes untouched). In a legacy session (`resumable`), each
 /// event's id becomes a merged one naming only this member, so a GET with
 /// it as `Last-Event-ID` resumes this stream on the member.
-pub(crate) fn answer_from(v: &VirtualRoute, member: usize, res: Response, resumable: bool) -> Response {
+pub(crate) fn answer_from(
+    v: &VirtualRoute,
+    principal: Option<&Arc<Principal>>,
+    member: usize,
+    res: Response,
+    resumable: bool,
+) -> Response {
     if !is_event_stream(res.headers()) {
         return res;
     }
-    let Some(server) = v.members.get(member).map(|m| m.route.name.clone()) else {
+    let Some(seal) = tasks::seal_for(v, principal, member) else {
         return res;
     };
     let members = v.members.len();
     let (mut parts, body) = res.into_parts();
     parts.headers.remove(CONTENT_LENGTH);
-    let body = Body::from_stream(events(member, server, body).map(move |e| {
+    let body = Body::from_stream(events(member, seal, body).map(move |e| {
         e.map(|mut e| {
             if resumable && let Some(id) = e.id.take() {
                 let mut last = vec![None; members];
@@ -260,8 +237,8 @@ async fn open(
     if res.status() != StatusCode::OK || !is_event_stream(res.headers()) {
         return None;
     }
-    let server = v.members.get(i)?.route.name.clone();
-    let member = events(i, server, res.into_body()).take_while(|e| std::future::ready(e.is_ok()));
+    let seal = tasks::seal_for(v, principal, i)?;
+    let member = events(i, seal, res.into_body()).take_while(|e| std::future::ready(e.is_ok()));
     Some(Box::pin(
         member.filter_map(move |e| std::future::ready(e.ok().map(|e| (i, e)))),
     ))
@@ -287,7 +264,7 @@ mod tests {
     #[test]
     fn request_ids_round_trip_through_their_namespace() {
         let data = r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#;
-        let out = rewrite(2, "s", data).unwrap();
+        let out = rewrite(2, &TaskSeal::for_tests(), data).unwrap();
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["id"], "tg.2.0");
         assert_eq!(target(&id(r#""tg.2.0""#)), Some((2, "0".to_owned())));
@@ -297,12 +274,19 @@ mod tests {
 
     #[test]
     fn only_requests_are_rewritten_and_only_our_ids_are_routed() {
-        assert_eq!(rewrite(0, "s", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
         assert_eq!(
-            rewrite(0, "s", r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#),
+            rewrite(0, &TaskSeal::for_tests(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
             None
         );
-        assert_eq!(rewrite(0, "s", "not json"), None);
+        assert_eq!(
+            rewrite(
+                0,
+                &TaskSeal::for_tests(),
+                r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#
+            ),
+            None
+        );
+        assert_eq!(rewrite(0, &TaskSeal::for_tests(), "not json"), None);
         assert_eq!(target(&id("7")), None);
         assert_eq!(target(&id(r#""tg.x.1""#)), None);
         assert_eq!(target(&id(r#""tg.1.{""#)), None);

@@ -24,7 +24,7 @@ use tollgate_mcp::sse;
 
 use super::exposed::Exposed;
 use super::{Incoming, VirtualRoute, answer, delegate};
-use crate::phase::credential::subject;
+use crate::phase::credential::owner;
 use crate::rescue::Rejection;
 use tollgate_session::SessionClaims;
 
@@ -82,7 +82,7 @@ fn claims(
     let sealed = sealed.to_str().map_err(|_| not_found())?;
     v.shared
         .sealer
-        .unseal(sealed.trim(), &v.name, subject(principal))
+        .unseal(sealed.trim(), owner(&v.name, principal))
         .map(Some)
         .map_err(|_| not_found())
 }
@@ -145,9 +145,11 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
     }
     let requested = requested_version(&incoming.body);
     let version = version.or(requested).unwrap_or_else(|| "2025-06-18".to_owned());
+    let owner = owner(&v.name, incoming.principal.as_ref());
     let claims = SessionClaims {
         route: v.name.to_string(),
-        subject: subject(incoming.principal.as_ref()).to_owned(),
+        issuer: owner.issuer.to_owned(),
+        subject: owner.subject.to_owned(),
         upstream_id: encode(&ids),
     };
     let sealed = v

@@ -1,0 +1,97 @@
+//! The tasks phase (tasks extension, SEP-2663): a route's task ids are
+//! handles bound to the caller (`task_handle`).
+//!
+//! Before the catalog gate, a `tasks/get`, `tasks/update` or
+//! `tasks/cancel` must name a handle this route sealed for this caller
+//! (issuer and subject); the upstream's own id is spliced back into
+//! `params.taskId` and `Mcp-Name`. Another caller's handle, another
+//! route's, or a raw upstream id is an unknown task, answered without
+//! reaching the upstream. After the upstream answers, the task ids an
+//! answer to a call that may name a task carries are sealed for the caller.
+//!
+//! A call a virtual server routed here is left alone: the virtual server
+//! opened its handle and seals its answer for its own callers.
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::HeaderValue;
+use http::header::CONTENT_LENGTH;
+use http::request::Parts;
+use tollgate_core::{Era, ErrorKind};
+use tollgate_mcp::headers::NAME;
+use tollgate_mcp::{encode_header_value, splice};
+
+use crate::facts::Facts;
+use crate::phase::credential::owner;
+use crate::rescue::Rejection;
+use crate::route::Route;
+use crate::task_handle::{self, EXTENSION, TaskSeal};
+
+/// Whether `method` names a task by its id.
+pub(crate) fn names_a_task(method: &str) -> bool {
+    matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+}
+
+/// The body to forward: for a `tasks/*` request, with the task's own id in
+/// place of the caller's handle (and in `Mcp-Name`); otherwise `body`.
+pub(crate) fn open(route: &Route, facts: &Facts, parts: &mut Parts, body: Body) -> Result<Body, Rejection> {
+    let Some(identified) = &facts.identified else {
+        return Ok(body);
+    };
+    let messages = &identified.call.messages;
+    if facts.arrival.via.is_some() || !messages.iter().any(|m| names_a_task(&m.method)) {
+        return Ok(body);
+    }
+    let [m] = messages.as_slice() else {
+        return Err(Rejection::new(
+            ErrorKind::InvalidRequest,
+            "Invalid Request: task requests cannot be batched",
+        ));
+    };
+    let unknown = || Rejection::new(ErrorKind::UnknownName, "Unknown task").with_id(m.id.clone());
+    let handle = m.name.as_deref().ok_or_else(unknown)?;
+    let caller = owner(&route.name, facts.principal.as_ref());
+    let task = task_handle::open(&route.shared.sealer, handle, caller, m.id.clone())?;
+    if *task.server != *route.name {
+        return Err(unknown());
+    }
+    // The body was scanned: a task request is never forwarded unread.
+    let bytes = facts.body.bytes.as_deref().ok_or_else(unknown)?;
+    let spliced = splice::replace(bytes, &["params", "taskId"], &task.task_id)
+        .map_err(|e| Rejection::from(e).with_id(m.id.clone()))?;
+    if parts.headers.contains_key(&NAME) {
+        let name = HeaderValue::from_str(&encode_header_value(&task.task_id)).map_err(|_| unknown())?;
+        parts.headers.insert(NAME, name);
+    }
+    parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(spliced.len()));
+    Ok(Body::from(Bytes::from(spliced)))
+}
+
+/// How the answer's task ids are sealed for the caller, when the call may
+/// name a task: a `tasks/*` request, or a `tools/call` that may become a
+/// task (in a legacy session, whose capabilities were declared at
+/// `initialize`; one that declared the extension; or one forwarded unread
+/// to an upstream that offers tasks).
+pub(crate) fn sealing(route: &Route, facts: &Facts) -> Option<TaskSeal> {
+    let identified = facts.identified.as_ref()?;
+    if facts.arrival.via.is_some() {
+        return None;
+    }
+    let [m] = identified.call.messages.as_slice() else {
+        return None;
+    };
+    let may =
+        names_a_task(&m.method) || (m.method == "tools/call" && may_become_a_task(route, facts, identified.call.era));
+    may.then(|| TaskSeal::new(&route.shared.sealer, &route.name, facts.principal.as_ref(), &route.name))
+}
+
+/// Whether the tool call may be answered with a task.
+fn may_become_a_task(route: &Route, facts: &Facts, era: Era) -> bool {
+    if era == Era::Legacy {
+        return true;
+    }
+    match facts.body.bytes.as_deref() {
+        Some(body) => memchr::memmem::find(body, EXTENSION.as_bytes()).is_some(),
+        None => route.catalog.snapshot().extensions.iter().any(|e| e == EXTENSION),
+    }
+}
