@@ -34,7 +34,7 @@ use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
 use tollgate_core::{CallObserver, Era, ErrorKind, Principal, Via};
-use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
+use tollgate_mcp::{CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
 
 use self::exposed::Exposed;
 use self::observe::Asked;
@@ -297,6 +297,9 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response
         session::check(v, incoming)?;
     }
     let m = &incoming.message;
+    // Only `notifications/*` are notifications: a request method without
+    // an id fans out to no member.
+    tollgate_mcp::check_notification(m).map_err(Rejection::from)?;
     let name = m.name.clone().unwrap_or_default();
     match (m.kind, m.method.as_str()) {
         (MessageKind::Request, "initialize") => session::open(v, incoming, &exposed).await,
@@ -354,7 +357,7 @@ async fn routed(
 /// a resource template by URI).
 async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &mut Incoming) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
-    let reference = answer::completion_ref(&incoming.body).ok_or_else(|| {
+    let reference = tollgate_mcp::completion_ref(&incoming.body, 0).ok_or_else(|| {
         Rejection::new(
             ErrorKind::InvalidRequest,
             "Invalid Request: completion/complete needs params.ref",
@@ -362,13 +365,13 @@ async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &mut Incom
         .with_id(id.clone())
     })?;
     let (entry, path): (_, Option<&[&str]>) = match reference {
-        (answer::RefKind::Prompt, name) => (
+        CompletionRef::Prompt(name) => (
             exposed
                 .get(Kind::Prompt, &name)
                 .ok_or_else(|| unknown("prompt", &name, id.clone()))?,
             Some(&["params", "ref", "name"]),
         ),
-        (answer::RefKind::Resource, uri) => (
+        CompletionRef::Resource(uri) => (
             exposed
                 .get(Kind::ResourceTemplate, &uri)
                 .or_else(|| exposed.resource(&uri))

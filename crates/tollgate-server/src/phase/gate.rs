@@ -1,8 +1,10 @@
 //! Phase 6, the catalog gate: may this call reach the definition it
 //! names, and what did that definition declare when it was approved?
 //!
-//! For each `tools/call`, `prompts/get` and `resources/read` (every element
-//! of a batch), the definition is judged against `catalog.lock` and the
+//! For each `tools/call`, `prompts/get`, `resources/read`,
+//! `resources/subscribe` and `completion/complete` (every element of a
+//! batch), the definition it uses — for a completion, the prompt or
+//! resource its `ref` names — is judged against `catalog.lock` and the
 //! latest sync: approved, quarantined (new), blocked (changed since it was
 //! approved) or unlisted. On a route that enforces the gate, a quarantined
 //! call is answered like an unknown name and a blocked one with a message
@@ -14,6 +16,7 @@
 //! malformed or disagreeing header is refused with 400 `-32020`. With the
 //! gate off the listed definition stands in for the approved one.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -21,7 +24,7 @@ use http::HeaderMap;
 use serde_json::Value;
 use tollgate_catalog::{Definition, Kind, Lock, Mode, Outcome, Snapshot, Verdict, judge_revision, template};
 use tollgate_core::{Era, ErrorKind, McpMethod};
-use tollgate_mcp::{Message, MessageKind, check_params, param_headers, tool_arguments};
+use tollgate_mcp::{CompletionRef, Message, MessageKind, check_params, completion_ref, param_headers, tool_arguments};
 use tollgate_policy::ToolAnnotations;
 
 use crate::catalog::{Judged, annotations_of};
@@ -66,7 +69,10 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
         return Gated::default();
     };
     let messages = &identified.call.messages;
-    if !messages.iter().any(|m| target(m).is_some()) {
+    let body = facts.body.bytes.as_deref();
+    let targets: Vec<Option<(Kind, Cow<'_, str>)>> =
+        messages.iter().enumerate().map(|(i, m)| target(m, body, i)).collect();
+    if targets.iter().all(Option::is_none) {
         return Gated::default();
     }
     let lock = route.shared.approvals.current();
@@ -77,14 +83,14 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
         snapshot: &snapshot,
     };
     let modern = identified.call.era == Era::Modern;
-    let body = facts.body.bytes.as_deref();
     let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        let Some((kind, key)) = target(m) else {
+    for (m, target) in messages.iter().zip(&targets) {
+        let Some((kind, key)) = target else {
             out.push(None);
             continue;
         };
-        match judge.fact(kind, key, modern.then_some(headers), body) {
+        let headers = (modern && *kind == Kind::Tool).then_some(headers);
+        match judge.fact(*kind, key, headers, body) {
             Ok(fact) => out.push(Some(fact)),
             Err(e) => {
                 return Gated {
@@ -99,16 +105,29 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
     Gated { facts: out, refusal }
 }
 
-/// The definition a message names: its kind and key.
-fn target(m: &Message) -> Option<(Kind, &str)> {
+/// The definition the `index`th message names: its kind and key. A
+/// completion names the prompt or resource whose argument it completes
+/// (read from the body), a subscription the resource it watches. A
+/// completion whose reference cannot be read names an empty key, which
+/// no catalog holds: under enforcement it is refused, never let through
+/// unjudged.
+fn target<'a>(m: &'a Message, body: Option<&[u8]>, index: usize) -> Option<(Kind, Cow<'a, str>)> {
+    (m.kind == MessageKind::Request).then_some(())?;
     let kind = match McpMethod::from_name(&m.method) {
         McpMethod::ToolsCall => Kind::Tool,
         McpMethod::PromptsGet => Kind::Prompt,
         McpMethod::ResourcesRead => Kind::Resource,
+        _ if m.method == "resources/subscribe" => Kind::Resource,
+        _ if m.method == "completion/complete" => {
+            return Some(match body.and_then(|b| completion_ref(b, index)) {
+                Some(CompletionRef::Prompt(name)) => (Kind::Prompt, Cow::Owned(name)),
+                Some(CompletionRef::Resource(uri)) => (Kind::Resource, Cow::Owned(uri)),
+                None => (Kind::Prompt, Cow::Borrowed("")),
+            });
+        }
         _ => return None,
     };
-    (m.kind == MessageKind::Request).then_some(())?;
-    Some((kind, m.name.as_deref()?))
+    Some((kind, Cow::Borrowed(m.name.as_deref()?)))
 }
 
 /// The lock and snapshot a request is judged against.
@@ -167,9 +186,13 @@ impl Judge<'_> {
     /// judged as the resource template it matches, if any.
     fn resolve<'x>(&'x self, kind: Kind, key: &'x str) -> (Kind, &'x str) {
         let server = &*self.route.name;
-        let known = self.snapshot.get(kind, key).is_some() || self.lock.get(server, kind, key).is_some();
-        if kind != Kind::Resource || known {
+        let known = |kind| self.snapshot.get(kind, key).is_some() || self.lock.get(server, kind, key).is_some();
+        if kind != Kind::Resource || known(kind) {
             return (kind, key);
+        }
+        // A completion names a template by its own URI template.
+        if known(Kind::ResourceTemplate) {
+            return (Kind::ResourceTemplate, key);
         }
         let approved = self
             .lock

@@ -81,7 +81,10 @@ pub(crate) fn capabilities(exposed: &Exposed) -> Value {
         caps.insert("completions".into(), serde_json::json!({}));
     }
     if exposed.tasks {
-        caps.insert("extensions".into(), serde_json::json!({ super::tasks::EXTENSION: {} }));
+        caps.insert(
+            "extensions".into(),
+            serde_json::json!({ crate::task_handle::EXTENSION: {} }),
+        );
     }
     Value::Object(caps)
 }
@@ -309,43 +312,6 @@ fn tool_result(incoming: &Incoming, mut body: Value) -> Response {
     result(incoming.message.id.as_ref(), &body.to_string())
 }
 
-/// What a `completion/complete` refers to.
-pub(crate) enum RefKind {
-    Prompt,
-    Resource,
-}
-
-#[derive(Deserialize)]
-struct CompleteCall {
-    params: CompleteParams,
-}
-
-#[derive(Deserialize)]
-struct CompleteParams {
-    #[serde(rename = "ref")]
-    reference: Reference,
-}
-
-#[derive(Deserialize)]
-struct Reference {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    uri: Option<String>,
-}
-
-/// The `ref` of a `completion/complete` body.
-pub(crate) fn completion_ref(body: &[u8]) -> Option<(RefKind, String)> {
-    let r = serde_json::from_slice::<CompleteCall>(body).ok()?.params.reference;
-    match r.kind.as_str() {
-        "ref/prompt" => Some((RefKind::Prompt, r.name?)),
-        "ref/resource" => Some((RefKind::Resource, r.uri?)),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,15 +328,5 @@ mod tests {
         assert_eq!(decode_cursor("not base64!", Kind::Tool), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("tg1:tool:x"), Kind::Tool), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("200"), Kind::Tool), None);
-    }
-
-    #[test]
-    fn completion_refs_name_a_prompt_or_a_resource() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"demo_greeting"},"argument":{"name":"name","value":"A"}}}"#;
-        assert!(matches!(completion_ref(body), Some((RefKind::Prompt, n)) if n == "demo_greeting"));
-        let body = br#"{"params":{"ref":{"type":"ref/resource","uri":"demo://x/{id}"}}}"#;
-        assert!(matches!(completion_ref(body), Some((RefKind::Resource, u)) if u == "demo://x/{id}"));
-        assert!(completion_ref(br#"{"params":{"ref":{"type":"ref/other"}}}"#).is_none());
-        assert!(completion_ref(b"{}").is_none());
     }
 }
