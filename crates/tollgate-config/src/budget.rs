@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::OnStoreError;
+use crate::{KeyName, OnStoreError};
 
 /// One budget.
 #[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq)]
@@ -22,9 +22,10 @@ pub struct Budget {
     #[serde(default)]
     pub per: BudgetKey,
     /// Which teams, cost centres or principals (by `per`) it applies to,
-    /// each with its own count; empty: every one of them.
+    /// each with its own count; empty: every one of them. A principal is
+    /// a subject (under every trusted issuer) or `{ issuer, subject }`.
     #[serde(default)]
-    pub keys: Vec<String>,
+    pub keys: Vec<KeyName>,
     /// Server or virtual-server names whose calls count; empty: all.
     #[serde(default)]
     pub routes: Vec<String>,
@@ -74,7 +75,7 @@ pub enum BudgetKey {
     Team,
     /// Each cost centre (the token's cost-centre claim).
     CostCenter,
-    /// Each verified principal.
+    /// Each verified principal, by issuer and subject.
     Principal,
 }
 

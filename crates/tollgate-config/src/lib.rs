@@ -45,7 +45,7 @@ pub use model::{
 };
 pub use policy::{Policy, PolicyMode, ServerPolicy, UtcOffset};
 pub use policy_files::{PolicyFile, PolicyFiles, SCHEMA_FILE, read_policy_dir, read_policy_tests};
-pub use rate_limit::{OnStoreError, RateKey, RateRule, RedisStore, StoreTls};
+pub use rate_limit::{IssuedSubject, KeyName, OnStoreError, RateKey, RateRule, RedisStore, StoreTls};
 pub use redact::{REDACTED, redact_url};
 pub use reload::{file_stamp, restart_required};
 pub use resilience::{Breaker, Resilience};

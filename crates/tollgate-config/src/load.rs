@@ -140,6 +140,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     }
     let mut warnings = Problems::new();
     admin::warnings(&config, &mut warnings);
+    rate_limits::warnings(&config, &mut warnings);
     Ok(Loaded {
         path: path.to_owned(),
         dev_issuer: auth::dev_issuer(&config, base),

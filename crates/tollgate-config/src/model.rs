@@ -135,6 +135,19 @@ impl Config {
                 .unwrap_or_else(|| format!("http://{}/dev-issuer", self.listen.admin))
         })
     }
+
+    /// Every issuer whose tokens the gateway accepts: `[[auth.issuers]]`
+    /// and the development issuer, each once, in that order.
+    pub fn trusted_issuers(&self) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        let named = self.auth.issuers.iter().map(|i| i.issuer.clone());
+        for issuer in named.chain(self.dev_issuer_url()) {
+            if !all.contains(&issuer) {
+                all.push(issuer);
+            }
+        }
+        all
+    }
 }
 
 /// Listener addresses.

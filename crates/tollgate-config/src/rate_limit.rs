@@ -4,8 +4,10 @@
 //! patterns, principals, teams; every list empty means "any"), what it
 //! counts them by (`per`: the verified principal, the team, the route, or
 //! every caller together) and its rate: `rate` calls per `period`, with
-//! bursts of up to `burst`. `tollgate-limit` applies the rules on the
-//! request path after authorization; this module only describes them.
+//! bursts of up to `burst`. A principal is named by its subject, or by
+//! issuer and subject ([`KeyName`]), here and in a budget's `keys`.
+//! `tollgate-limit` applies the rules on the request path after
+//! authorization; this module only describes them.
 
 use std::time::Duration;
 
@@ -29,9 +31,10 @@ pub struct RateRule {
     /// empty: any name, and calls without one.
     #[serde(default)]
     pub tools: Vec<String>,
-    /// Principal subjects it applies to; empty: everyone.
+    /// Principals it applies to: a subject (under every trusted issuer)
+    /// or `{ issuer, subject }`; empty: everyone.
     #[serde(default)]
-    pub principals: Vec<String>,
+    pub principals: Vec<KeyName>,
     /// Teams it applies to; empty: every team, and callers without one.
     #[serde(default)]
     pub teams: Vec<String>,
@@ -54,6 +57,35 @@ pub struct RateRule {
     /// What the rule does while `[limits.redis]` cannot be reached.
     #[serde(default)]
     pub on_store_error: OnStoreError,
+}
+
+/// A principal, team or cost centre named in `[limits]`: a rule's
+/// `principals`, a budget's `keys`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged, expecting = "a name, or a table with an issuer and a subject")]
+pub enum KeyName {
+    /// A team, a cost centre, or a principal's subject: the subject under
+    /// every trusted issuer (unambiguous when only one is trusted).
+    Plain(String),
+    /// One issuer's subject.
+    Principal(IssuedSubject),
+}
+
+/// A subject of one issuer: `{ issuer = "https://idp.corp.example", subject
+/// = "alice" }`.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct IssuedSubject {
+    /// The issuer, as in `[[auth.issuers]] issuer` (the token's `iss`).
+    pub issuer: String,
+    /// The subject (`sub`, or the issuer's configured subject claim).
+    pub subject: String,
+}
+
+impl From<&str> for KeyName {
+    fn from(name: &str) -> KeyName {
+        KeyName::Plain(name.to_owned())
+    }
 }
 
 /// What a rule does while the shared store (`[limits.redis]`) cannot be
@@ -151,12 +183,14 @@ impl RateRule {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RateKey {
-    /// Each verified principal (anonymous callers share one count).
+    /// Each verified principal, by issuer and subject (anonymous callers
+    /// share one count).
     #[default]
     Principal,
     /// Each team (callers without a team share one count).
     Team,
-    /// Each route.
+    /// Each route a call is on: the route it ends up on and the virtual
+    /// server it came through, each the rule covers.
     Route,
     /// Every matching call together.
     Global,

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tollgate_config::{Budget, BudgetKey, BudgetPeriod, OnStoreError, RateKey, RateRule};
-use tollgate_limit::{Call, Limiter, Spender};
+use tollgate_limit::{Call, Identity, Limiter, Spender};
+
+const ISSUER: &str = "https://idp.example.com";
 
 fn rule(id: &str, tools: &[&str], methods: &[&str]) -> RateRule {
     RateRule {
@@ -54,7 +56,10 @@ fn bench(c: &mut Criterion) {
         route: "github",
         method: "tools/call",
         name: Some("create_issue"),
-        principal: Some(users[i % users.len()].as_str()),
+        principal: Some(Identity {
+            issuer: ISSUER,
+            subject: users[i % users.len()].as_str(),
+        }),
         team: Some("payments"),
         ..Call::default()
     };
@@ -101,7 +106,10 @@ fn bench(c: &mut Criterion) {
     let budgets = Limiter::new(&[]).with_budgets(&[budget], "Europe/Berlin");
     let who = Spender {
         route: "github",
-        principal: Some("alice"),
+        principal: Some(Identity {
+            issuer: ISSUER,
+            subject: "alice",
+        }),
         team: Some("payments"),
         ..Spender::default()
     };

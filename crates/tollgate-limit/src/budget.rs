@@ -14,19 +14,24 @@
 mod period;
 
 /// The key `who` is counted under in `budget` — its team, cost centre or
-/// principal — when the budget covers the call at all (its routes, its
-/// keys). The gateway and `tollgate usage --budgets` count the same way.
-pub fn counted_as<'a>(budget: &Budget, who: &Spender<'a>) -> Option<&'a str> {
+/// principal (issuer and subject, [`Identity::key`]) — when the budget
+/// covers the call at all (its routes, its keys). The gateway and
+/// `tollgate usage --budgets` count the same way.
+pub fn counted_as<'a>(budget: &Budget, who: &Spender<'a>) -> Option<Cow<'a, str>> {
     let routes = &budget.routes;
     if !routes.is_empty() && !routes.iter().any(|r| r == who.route || who.via == Some(r.as_str())) {
         return None;
     }
-    let key = match budget.per {
-        BudgetKey::Team => who.team,
-        BudgetKey::CostCenter => who.cost_center,
-        BudgetKey::Principal => who.principal,
-    }?;
-    (budget.keys.is_empty() || budget.keys.iter().any(|k| k == key)).then_some(key)
+    let listed = |named: &dyn Fn(&KeyName) -> bool| budget.keys.is_empty() || budget.keys.iter().any(named);
+    let plain = |value: Option<&'a str>| value.filter(|v| listed(&|k| is_plain(k, v))).map(Cow::Borrowed);
+    match budget.per {
+        BudgetKey::Team => plain(who.team),
+        BudgetKey::CostCenter => plain(who.cost_center),
+        BudgetKey::Principal => {
+            let p = who.principal?;
+            listed(&|k| p.is_named_by(k)).then(|| Cow::Owned(p.key()))
+        }
+    }
 }
 
 /// The start and end of the `period` holding `now`, counted in the IANA
@@ -43,14 +48,16 @@ pub fn period_bounds(
     Some((start.into(), end.into()))
 }
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use tollgate_config::{Budget, BudgetKey, OnStoreError};
+use tollgate_config::{Budget, BudgetKey, KeyName, OnStoreError};
 
+use crate::key::{Identity, is_plain};
 use crate::store::Store;
 
 /// Who spends, as a budget looks at a call.
@@ -60,8 +67,8 @@ pub struct Spender<'a> {
     pub route: &'a str,
     /// The virtual server it came through, if any.
     pub via: Option<&'a str>,
-    /// The verified principal's subject.
-    pub principal: Option<&'a str>,
+    /// The verified principal.
+    pub principal: Option<Identity<'a>>,
     /// The principal's team.
     pub team: Option<&'a str>,
     /// The principal's cost centre.
@@ -131,6 +138,10 @@ struct Count<'a> {
     entry: &'a Entry,
     key: String,
     id: String,
+    /// A principal's count id of the format before issuers were part of
+    /// it (`id:subject:start`): spend it holds in the store still counts,
+    /// for every issuer's principal of that subject, until its period ends.
+    legacy: Option<String>,
     end: Timestamp,
 }
 
@@ -178,10 +189,16 @@ impl Budgets {
             .filter_map(|entry| {
                 let key = counted_as(&entry.config, who)?;
                 let (start, end) = period::bounds(entry.config.period, &self.zone, now)?;
+                let start = start.as_second();
+                let legacy = who
+                    .principal
+                    .filter(|p| entry.config.per == BudgetKey::Principal && !p.issuer.is_empty())
+                    .map(|p| format!("{}:{}:{start}", entry.id, p.subject));
                 Some(Count {
                     entry,
-                    id: format!("{}:{key}:{}", entry.id, start.as_second()),
-                    key: key.to_owned(),
+                    id: format!("{}:{key}:{start}", entry.id),
+                    key: key.into_owned(),
+                    legacy,
                     end,
                 })
             })
@@ -201,10 +218,7 @@ impl Budgets {
             return Ok(None);
         }
         let shared = match store {
-            Some(store) => {
-                let keys: Vec<String> = counts.iter().map(|c| store.budget_key(&c.id)).collect();
-                Some(store.get_all(&keys).await)
-            }
+            Some(store) => Some(shared_spent(store, &counts).await),
             None => None,
         };
         let mut tightest: Option<(&Count<'_>, u64)> = None;
@@ -302,6 +316,25 @@ impl Budgets {
             })
             .collect()
     }
+}
+
+/// What each of `counts` has spent, as the store holds it: its count,
+/// plus its legacy count when it has one, in one round trip.
+async fn shared_spent(store: &Store, counts: &[Count<'_>]) -> Result<Vec<u64>, crate::StoreError> {
+    let keys: Vec<String> = counts
+        .iter()
+        .flat_map(|c| std::iter::once(&c.id).chain(&c.legacy))
+        .map(|id| store.budget_key(id))
+        .collect();
+    let mut values = store.get_all(&keys).await?.into_iter();
+    Ok(counts
+        .iter()
+        .map(|c| {
+            let spent = values.next().unwrap_or_default();
+            let legacy = c.legacy.as_ref().and_then(|_| values.next()).unwrap_or_default();
+            spent.saturating_add(legacy)
+        })
+        .collect())
 }
 
 fn exhausted(c: &Count<'_>, now: Timestamp, store_unavailable: bool) -> Exhausted {

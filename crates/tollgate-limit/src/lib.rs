@@ -4,14 +4,16 @@
 //! Where it sits: the `limit` phase of the request path, after `authorize`
 //! (a call the policies refuse costs nothing) and before `credential`.
 //! Each rule keeps GCRA counters keyed by what the rule counts by — the
-//! verified principal, never the session, so a new `initialize` does not
-//! reset anything — in this process (the `governor` crate), or, with
+//! verified principal (issuer and subject), never the session, so a new
+//! `initialize` does not reset anything; or the team, or each route the
+//! call is on (`key`) — in this process (the `governor` crate), or, with
 //! `[limits.redis]`, in Redis for every replica (`store`), falling back per
 //! rule (`on_store_error`) while Redis cannot be reached. A call is refused
 //! by the first matching rule without room, with the time until it would
 //! have room. No HTTP here: the server maps a [`Refusal`] to 429.
 
 mod budget;
+mod key;
 mod prices;
 mod store;
 
@@ -22,10 +24,12 @@ use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use tollgate_config::{OnStoreError, RateKey, RateRule};
+use tollgate_config::{OnStoreError, RateRule};
 
 use self::budget::Budgets;
 pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, counted_as, period_bounds};
+pub use self::key::Identity;
+use self::key::{keys, matches};
 pub use self::prices::{Priced, Prices};
 use self::store::{Cell, Store, Verdict};
 pub use self::store::{StoreError, StoreHealth, StoreSettings, StoreTls};
@@ -47,8 +51,8 @@ pub struct Call<'a> {
     pub name: Option<&'a str>,
     /// The name the virtual server exposes it under, if any.
     pub exposed: Option<&'a str>,
-    /// The verified principal's subject; `None` when anonymous.
-    pub principal: Option<&'a str>,
+    /// The verified principal; `None` when anonymous.
+    pub principal: Option<Identity<'a>>,
     /// The principal's team.
     pub team: Option<&'a str>,
     /// The principal's cost centre.
@@ -222,7 +226,7 @@ impl Limiter {
             .rules
             .iter()
             .filter(|r| matches(&r.config, call))
-            .map(|r| (r, key(r.config.per, call)))
+            .flat_map(|r| keys(&r.config, call).into_iter().flatten().map(move |k| (r, k)))
             .collect();
         if matched.is_empty() {
             return Ok(());
@@ -251,7 +255,9 @@ impl Limiter {
     /// Count `call` against the counters of this process.
     fn check_local(&self, call: &Call<'_>) -> Result<(), Refusal> {
         for rule in self.rules.iter().filter(|r| matches(&r.config, call)) {
-            rule.check_local(&key(rule.config.per, call))?;
+            for key in keys(&rule.config, call).into_iter().flatten() {
+                rule.check_local(&key)?;
+            }
         }
         Ok(())
     }
@@ -318,66 +324,6 @@ fn degraded(matched: &[(&Rule, String)]) -> Result<(), Refusal> {
         }
     }
     Ok(())
-}
-
-/// What `call` is counted by under `per`.
-fn key(per: RateKey, call: &Call<'_>) -> String {
-    match per {
-        RateKey::Principal => call.principal.unwrap_or("").to_owned(),
-        RateKey::Team => call.team.unwrap_or("").to_owned(),
-        RateKey::Route => call.via.unwrap_or(call.route).to_owned(),
-        RateKey::Global => String::new(),
-    }
-}
-
-/// Whether `rule` counts `call`.
-fn matches(rule: &RateRule, call: &Call<'_>) -> bool {
-    let any =
-        |list: &[String], value: Option<&str>| list.is_empty() || value.is_some_and(|v| list.iter().any(|x| x == v));
-    let names = [call.name, call.exposed];
-    covers((&rule.routes, &rule.tools), (call.route, call.via), names)
-        && any(&rule.methods, Some(call.method))
-        && any(&rule.principals, call.principal)
-        && any(&rule.teams, call.team)
-        && any(&rule.cost_centers, call.cost_center)
-}
-
-/// Whether a setting's `routes` and name patterns `tools` (each empty for
-/// "any") cover a call on `route` (made through the virtual server `via`)
-/// named by any of `names`: a rule's or a price's match.
-fn covers(
-    (routes, tools): (&[String], &[String]),
-    (route, via): (&str, Option<&str>),
-    names: [Option<&str>; 2],
-) -> bool {
-    let on_route = routes.is_empty() || routes.iter().any(|r| r == route || via == Some(r.as_str()));
-    let named = tools.is_empty()
-        || names
-            .into_iter()
-            .flatten()
-            .any(|n| tools.iter().any(|p| wildcard(p, n)));
-    on_route && named
-}
-
-/// Whether `text` matches `pattern`, where `*` stands for any run of
-/// characters (`delete_*`, `*_admin`, `*`).
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 #[cfg(test)]

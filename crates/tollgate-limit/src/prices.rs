@@ -8,7 +8,7 @@
 
 use tollgate_config::{Limits, Price};
 
-use crate::covers;
+use crate::key::covers;
 
 /// The prices of a configuration.
 #[derive(Debug, Clone, Default)]

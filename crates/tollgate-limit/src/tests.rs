@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use tollgate_config::{OnStoreError, RateKey, RateRule};
 
-use super::{Call, Limiter, StoreSettings, wildcard};
+use super::key::wildcard;
+use super::{Call, Identity, Limiter, StoreSettings};
 
 fn rule(id: &str, rate: u32, period: Duration) -> RateRule {
     RateRule {
@@ -23,12 +24,23 @@ fn rule(id: &str, rate: u32, period: Duration) -> RateRule {
     }
 }
 
+const CORP: &str = "https://idp.corp.example";
+const PARTNER: &str = "https://partner.example";
+
+/// `who` of the corporate issuer.
+fn corp(who: &str) -> Option<Identity<'_>> {
+    Some(Identity {
+        issuer: CORP,
+        subject: who,
+    })
+}
+
 fn call<'a>(who: &'a str, tool: &'a str) -> Call<'a> {
     Call {
         route: "github",
         method: "tools/call",
         name: Some(tool),
-        principal: Some(who),
+        principal: corp(who),
         team: Some("payments"),
         ..Call::default()
     }
@@ -193,7 +205,7 @@ fn budget(tokens: u64) -> tollgate_config::Budget {
 fn spender(team: &str) -> super::Spender<'_> {
     super::Spender {
         route: "github",
-        principal: Some("alice"),
+        principal: corp("alice"),
         team: Some(team),
         ..super::Spender::default()
     }
@@ -235,4 +247,111 @@ async fn a_reload_keeps_the_counters_and_spend_of_what_did_not_change() {
     // The spend carries over to the budget's new cap.
     let s = new.check_budgets(&spender("payments")).await.unwrap().unwrap();
     assert_eq!((s.remaining, s.warn), (10, true));
+}
+
+#[tokio::test]
+async fn two_issuers_equal_subjects_are_two_principals() {
+    let limiter = Limiter::new(&[rule("per-user", 1, Duration::from_secs(60))]);
+    limiter.check(&call("alice", "x")).await.unwrap();
+    assert!(limiter.check(&call("alice", "x")).await.is_err());
+    let partner = Call {
+        principal: Some(Identity {
+            issuer: PARTNER,
+            subject: "alice",
+        }),
+        ..call("alice", "x")
+    };
+    limiter.check(&partner).await.unwrap();
+    assert!(limiter.check(&partner).await.is_err());
+
+    // A listed subject is that subject of every issuer; a listed issuer
+    // and subject, of that issuer only.
+    let mut listed = rule("listed", 1, Duration::from_secs(60));
+    listed.principals = vec![
+        "bob".into(),
+        tollgate_config::KeyName::Principal(tollgate_config::IssuedSubject {
+            issuer: PARTNER.into(),
+            subject: "alice".into(),
+        }),
+    ];
+    let limiter = Limiter::new(&[listed]);
+    for _ in 0..3 {
+        limiter.check(&call("alice", "x")).await.unwrap();
+    }
+    limiter.check(&partner).await.unwrap();
+    assert!(limiter.check(&partner).await.is_err());
+    let partner_bob = Call {
+        principal: Some(Identity {
+            issuer: PARTNER,
+            subject: "bob",
+        }),
+        ..call("bob", "x")
+    };
+    for bob in [call("bob", "x"), partner_bob] {
+        limiter.check(&bob).await.unwrap();
+        assert!(limiter.check(&bob).await.is_err(), "each bob has his own count");
+    }
+}
+
+#[tokio::test]
+async fn a_route_rule_counts_every_call_that_ends_up_on_its_route() {
+    let mut member = rule("github", 2, Duration::from_secs(3600));
+    (member.per, member.routes) = (RateKey::Route, vec!["github".into()]);
+    let mut front = rule("eng", 3, Duration::from_secs(3600));
+    (front.per, front.routes) = (RateKey::Route, vec!["eng".into()]);
+    let limiter = Limiter::new(&[member, front]);
+    let through = Call {
+        via: Some("eng"),
+        ..call("bob", "x")
+    };
+    limiter.check(&call("alice", "x")).await.unwrap();
+    limiter.check(&through).await.unwrap();
+    let refusal = limiter.check(&through).await.unwrap_err();
+    assert_eq!(&*refusal.rule, "github", "the virtual server is no way around it");
+    assert!(limiter.check(&call("carol", "x")).await.is_err());
+    // The virtual server's own count: one call went through it (the
+    // refused one stopped at the first rule, uncounted by the next).
+    let jira = Call {
+        route: "jira",
+        ..through
+    };
+    limiter.check(&jira).await.unwrap();
+    limiter.check(&jira).await.unwrap();
+    assert_eq!(&*limiter.check(&jira).await.unwrap_err().rule, "eng");
+
+    // Every route: a call through a virtual server counts for both.
+    let mut each = rule("each", 1, Duration::from_secs(3600));
+    each.per = RateKey::Route;
+    let limiter = Limiter::new(&[each]);
+    limiter.check(&through).await.unwrap();
+    assert!(limiter.check(&call("alice", "x")).await.is_err(), "github is used up");
+    assert!(limiter.check(&jira).await.is_err(), "so is eng");
+    limiter
+        .check(&Call {
+            route: "docs",
+            ..call("alice", "x")
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_principal_budget_counts_each_issuer_apart() {
+    let mut per_user = budget(100);
+    per_user.per = tollgate_config::BudgetKey::Principal;
+    per_user.keys = Vec::new();
+    let limiter = Limiter::new(&[]).with_budgets(&[per_user], "UTC");
+    let partner = super::Spender {
+        principal: Some(Identity {
+            issuer: PARTNER,
+            subject: "alice",
+        }),
+        ..spender("payments")
+    };
+    limiter.spend(&spender("payments"), 100);
+    assert!(limiter.check_budgets(&spender("payments")).await.is_err());
+    let s = limiter.check_budgets(&partner).await.unwrap().unwrap();
+    assert_eq!(s.remaining, 100, "the partner's alice has spent nothing");
+    let keys: Vec<String> = limiter.budget_counts().into_iter().map(|c| c.key).collect();
+    assert!(keys.contains(&format!("{CORP}#alice")), "{keys:?}");
 }

@@ -9,7 +9,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use tollgate_config::{OnStoreError, RateKey, RateRule};
-use tollgate_limit::{Call, Limiter, StoreSettings};
+use tollgate_limit::{Call, Identity, Limiter, StoreSettings};
+
+const CORP: &str = "https://idp.corp.example";
 
 /// A `redis-server` on a free loopback port, killed on drop.
 struct Redis {
@@ -91,7 +93,10 @@ fn call(who: &str) -> Call<'_> {
         route: "github",
         method: "tools/call",
         name: Some("create_issue"),
-        principal: Some(who),
+        principal: Some(Identity {
+            issuer: CORP,
+            subject: who,
+        }),
         ..Call::default()
     }
 }
@@ -174,7 +179,10 @@ async fn a_budget_spent_on_one_replica_is_spent_on_the_other() {
     connected(&two).await;
     let who = tollgate_limit::Spender {
         route: "github",
-        principal: Some("alice"),
+        principal: Some(Identity {
+            issuer: CORP,
+            subject: "alice",
+        }),
         team: Some("payments"),
         ..tollgate_limit::Spender::default()
     };
@@ -220,4 +228,61 @@ async fn a_password_from_the_settings_authenticates_and_a_wrong_one_leaves_the_s
     assert!(refusal.store_unavailable, "{refusal:?}");
     let health = refused.store_health().unwrap();
     assert!(!health.up && health.last_error.is_some(), "{health:?}");
+}
+
+#[tokio::test]
+async fn principal_budgets_key_by_issuer_and_still_read_spend_under_the_old_key() {
+    let redis = Redis::start(None).await;
+    let budget = tollgate_config::Budget {
+        id: "per-user".into(),
+        per: tollgate_config::BudgetKey::Principal,
+        keys: Vec::new(),
+        routes: Vec::new(),
+        period: tollgate_config::BudgetPeriod::Day,
+        tokens: 500,
+        warn_at: 0.9,
+        on_store_error: OnStoreError::Deny,
+    };
+    let limiter = Limiter::with_store(&[], &settings(redis.port), 1)
+        .unwrap()
+        .with_budgets(&[budget], "UTC");
+    connected(&limiter).await;
+    let (start, _) =
+        tollgate_limit::period_bounds(tollgate_config::BudgetPeriod::Day, "UTC", std::time::SystemTime::now()).unwrap();
+    let start = start.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let prefix = format!("t{}:budget:per-user", redis.port);
+    // Spend recorded before issuers were part of the key.
+    let client = redis::Client::open(format!("redis://127.0.0.1:{}", redis.port)).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let () = redis::cmd("SET")
+        .arg(format!("{prefix}:alice:{start}"))
+        .arg(300)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let who = |issuer| tollgate_limit::Spender {
+        route: "github",
+        principal: Some(Identity {
+            issuer,
+            subject: "alice",
+        }),
+        ..tollgate_limit::Spender::default()
+    };
+    let (corp, partner) = (who(CORP), who("https://partner.example"));
+    let left = |s: Option<tollgate_limit::Standing>| s.map(|s| s.remaining);
+    assert_eq!(left(limiter.check_budgets(&corp).await.unwrap()), Some(200));
+    assert_eq!(left(limiter.check_budgets(&partner).await.unwrap()), Some(200));
+    limiter.spend(&corp, 100);
+    let key = format!("{prefix}:{CORP}#alice:{start}");
+    let mut stored: Option<u64> = None;
+    for _ in 0..50 {
+        stored = redis::cmd("GET").arg(&key).query_async(&mut conn).await.unwrap();
+        if stored.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(stored, Some(100), "{key}");
+    assert_eq!(left(limiter.check_budgets(&corp).await.unwrap()), Some(100));
+    assert_eq!(left(limiter.check_budgets(&partner).await.unwrap()), Some(200));
 }

@@ -4,7 +4,10 @@
 //!
 //! A record counts as the gateway counts it: a complete record of a call
 //! the gateway did not refuse, its `tokens`, on a route the budget covers,
-//! under the budget's team, cost centre or principal.
+//! under the budget's team, cost centre or principal. The trail's index
+//! keeps no issuer, so a `per = "principal"` budget is summed here by
+//! subject (two issuers' equal subjects in one row), where the gateway
+//! counts each issuer's principal apart.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,7 +16,7 @@ use std::time::SystemTime;
 use tollgate_audit::{Filter, Phase, QueryError};
 use tollgate_config::{Budget, Config};
 use tollgate_index::{Index, IndexError, IndexedCall};
-use tollgate_limit::{Prices, Spender};
+use tollgate_limit::{Identity, Prices, Spender};
 
 /// One budget and key this period.
 #[derive(Debug)]
@@ -118,7 +121,7 @@ impl<'c> Tally<'c> {
             if c.time >= *start
                 && let Some(key) = key_of(b, c)
             {
-                let sum = self.spent.entry((i, key.to_owned())).or_default();
+                let sum = self.spent.entry((i, key.into_owned())).or_default();
                 sum.0 += c.usage.tokens;
                 sum.1 += crate::spend::indexed_cost(c, &self.prices);
             }
@@ -141,11 +144,16 @@ impl<'c> Tally<'c> {
 }
 
 /// The key `c` counts under in `b`, if it counts: as the gateway counts.
-fn key_of<'r>(b: &Budget, c: &IndexedCall<'r>) -> Option<&'r str> {
+fn key_of<'r>(b: &Budget, c: &IndexedCall<'r>) -> Option<std::borrow::Cow<'r, str>> {
+    // The audit index keeps no issuer: a principal is known here by its
+    // subject alone (`Identity` with an empty issuer).
     let who = Spender {
         route: c.usage.server,
         via: c.via,
-        principal: Some(c.usage.subject?),
+        principal: Some(Identity {
+            issuer: "",
+            subject: c.usage.subject?,
+        }),
         team: c.usage.team,
         cost_center: c.usage.cost_center,
     };

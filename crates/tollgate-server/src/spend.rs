@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use tollgate_core::{CallObserver, CallSummary, Stage};
-use tollgate_limit::{Limiter, Spender};
+use tollgate_limit::{Identity, Limiter, Spender};
 
 /// Adds spend to the limiter's budgets.
 pub(crate) struct SpendObserver {
@@ -32,7 +32,10 @@ impl CallObserver for SpendObserver {
         let who = Spender {
             route: &s.route,
             via: s.via.as_deref().map(|v| &*v.virtual_server),
-            principal: principal.map(|p| p.subject.as_str()),
+            principal: principal.map(|p| Identity {
+                issuer: &p.issuer,
+                subject: &p.subject,
+            }),
             team: principal.and_then(|p| p.team.as_deref()),
             cost_center: principal.and_then(|p| p.cost_center.as_deref()),
         };

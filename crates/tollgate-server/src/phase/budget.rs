@@ -14,7 +14,7 @@
 use http::HeaderValue;
 use serde_json::json;
 use tollgate_core::{BudgetNote, ErrorKind};
-use tollgate_limit::{Exhausted, Spender, Standing};
+use tollgate_limit::{Exhausted, Identity, Spender, Standing};
 use tollgate_mcp::MessageKind;
 
 use crate::facts::Facts;
@@ -39,7 +39,10 @@ pub(crate) async fn budget(route: &Route, facts: &Facts) -> Result<Option<Standi
     let who = Spender {
         route: &route.name,
         via: facts.arrival.via.as_deref().map(|v| &*v.virtual_server),
-        principal: principal.map(|p| p.subject.as_str()),
+        principal: principal.map(|p| Identity {
+            issuer: &p.issuer,
+            subject: &p.subject,
+        }),
         team: principal.and_then(|p| p.team.as_deref()),
         cost_center: principal.and_then(|p| p.cost_center.as_deref()),
     };

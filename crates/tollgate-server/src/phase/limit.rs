@@ -3,18 +3,18 @@
 //! Runs after `authorize` (a refused call costs nothing) and before
 //! `credential`. Each JSON-RPC request of the call — every element of a
 //! legacy batch — is counted against the `[[limits.rules]]` it matches
-//! (`tollgate-limit`), keyed by the verified principal, team or route,
-//! never by session. A call without room answers 429 with `Retry-After`
-//! and a JSON-RPC error (`-32029`, `data.retryAfter` in seconds and
-//! `data.rule`); a batch with such an element is not forwarded, each of
-//! its requests getting its own answer. The refusing rule's id reaches the
-//! call summary and the audit record.
+//! (`tollgate-limit`), keyed by the verified principal (issuer and
+//! subject), team or route, never by session. A call without room answers
+//! 429 with `Retry-After` and a JSON-RPC error (`-32029`, `data.retryAfter`
+//! in seconds and `data.rule`); a batch with such an element is not
+//! forwarded, each of its requests getting its own answer. The refusing
+//! rule's id reaches the call summary and the audit record.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tollgate_core::ErrorKind;
-use tollgate_limit::{Call, Refusal};
+use tollgate_limit::{Call, Identity, Refusal};
 use tollgate_mcp::MessageKind;
 
 use crate::facts::Facts;
@@ -43,7 +43,10 @@ pub(crate) async fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>,
             method: &m.method,
             name: m.name.as_deref(),
             exposed: via.and_then(|v| v.exposed_name.as_deref()),
-            principal: principal.map(|p| p.subject.as_str()),
+            principal: principal.map(|p| Identity {
+                issuer: &p.issuer,
+                subject: &p.subject,
+            }),
             team: principal.and_then(|p| p.team.as_deref()),
             cost_center: principal.and_then(|p| p.cost_center.as_deref()),
         };
