@@ -1,12 +1,15 @@
 //! `tollgate policy validate`: check a policy directory and summarize it.
 //!
 //! The same compilation the gateway runs at start and on reload, so what
-//! validates is exactly what loads.
+//! validates is exactly what loads. The summary also says whether any
+//! policy reads the issuer (`principal.issuer`, `context.issuer`), which
+//! `tollgate validate` wants when several issuers are trusted.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use cedar_policy::{Effect, Policy};
+use serde_json::Value as Json;
 use tollgate_config::PolicyFiles;
 
 use crate::compile::{self, PolicyMeta};
@@ -36,6 +39,10 @@ pub struct Summary {
     /// The `context` attributes the policies read (only these are built per
     /// request).
     pub context: Vec<&'static str>,
+    /// Whether a policy reads the token's issuer (`principal.issuer` or
+    /// `context.issuer`): with several trusted issuers, a policy naming a
+    /// principal by its id alone (the subject) matches every issuer's.
+    pub reads_issuer: bool,
     /// Cedar's warnings (confusable strings, shadowed names): the set
     /// still loads.
     pub warnings: Vec<SourceError>,
@@ -60,6 +67,7 @@ impl Summary {
             scope_forbids: meta.iter().filter(|m| !m.scopes.is_empty()).count(),
             ids: meta.iter().map(|m| m.id.to_string()).collect(),
             context: needs.names(),
+            reads_issuer: policies.iter().any(reads_issuer),
             warnings,
         }
     }
@@ -114,4 +122,55 @@ pub fn validate_files(files: &PolicyFiles) -> Result<Summary, Vec<SourceError>> 
 /// Read a policy directory, as a located error.
 pub(crate) fn read(dir: &Path) -> Result<PolicyFiles, SourceError> {
     tollgate_config::read_policy_dir(dir).map_err(|e| SourceError::new(e.file, e.message))
+}
+
+/// Whether `policy` reads `issuer` of the principal or the context
+/// (`.issuer`, `["issuer"]` or `has issuer`); a policy Cedar cannot show
+/// as JSON counts as reading it (no false warning).
+fn reads_issuer(policy: &Policy) -> bool {
+    policy.to_json().map_or(true, |est| mentions_issuer(&est))
+}
+
+fn mentions_issuer(v: &Json) -> bool {
+    match v {
+        Json::Object(map) => {
+            let on_issuer = [".", "has"].iter().any(|op| {
+                map.get(*op).is_some_and(|access| {
+                    let var = access.get("left").and_then(|l| l.get("Var")).and_then(Json::as_str);
+                    access.get("attr").and_then(Json::as_str) == Some("issuer")
+                        && matches!(var, Some("principal" | "context"))
+                })
+            });
+            on_issuer || map.values().any(mentions_issuer)
+        }
+        Json::Array(items) => items.iter().any(mentions_issuer),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::str::FromStr;
+
+    use super::*;
+
+    fn reads(src: &str) -> bool {
+        reads_issuer(&Policy::from_str(src).unwrap())
+    }
+
+    #[test]
+    fn a_policy_reads_the_issuer_of_the_principal_or_the_context() {
+        let permit = "permit (principal == Tollgate::User::\"alice\", action, resource)";
+        assert!(reads(&format!(
+            "{permit} when {{ principal.issuer == \"https://idp\" }};"
+        )));
+        assert!(reads(&format!(
+            "{permit} when {{ context[\"issuer\"] == \"https://idp\" }};"
+        )));
+        assert!(reads(&format!("{permit} when {{ principal has issuer }};")));
+        assert!(!reads(&format!("{permit};")));
+        assert!(!reads(&format!("{permit} when {{ resource.name == \"issuer\" }};")));
+    }
 }

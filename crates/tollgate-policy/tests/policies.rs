@@ -20,6 +20,8 @@ fn the_shipped_policies_validate() {
     );
     assert!(examples.context.contains(&"annotations"), "{examples}");
     assert!(!examples.context.contains(&"client_ip"), "{examples}");
+    assert!(examples.reads_issuer, "09-issuer-aware-principal.cedar reads it");
+    assert!(!demo.reads_issuer, "{demo}");
 }
 
 #[test]

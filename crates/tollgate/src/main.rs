@@ -16,6 +16,7 @@ mod catalog_cmd;
 mod index_cmd;
 mod policy_cmd;
 mod render;
+mod warnings;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -152,6 +153,12 @@ fn main() -> ExitCode {
         }
         Command::Validate { config } => match load(&config) {
             Some(loaded) => {
+                for w in &loaded.warnings {
+                    eprintln!("warning: {w}");
+                }
+                if let Some(w) = warnings::policy_warning(&loaded) {
+                    eprintln!("warning: {w}");
+                }
                 println!("{}: ok ({} servers)", config.display(), loaded.config.servers.len());
                 ExitCode::SUCCESS
             }
