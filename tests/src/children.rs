@@ -276,6 +276,9 @@ pub struct ChildGateway {
     pub dir: tempfile::TempDir,
     /// The process.
     pub child: Child,
+    /// The `[admin] token` its configuration names, sent by
+    /// [`ChildGateway::ready_detail`]; set it after spawning.
+    pub admin_token: Option<String>,
 }
 
 impl ChildGateway {
@@ -316,6 +319,7 @@ impl ChildGateway {
                     admin: format!("http://127.0.0.1:{admin}"),
                     dir,
                     child,
+                    admin_token: None,
                 };
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -371,9 +375,13 @@ impl ChildGateway {
         assert!(status.success());
     }
 
-    /// The JSON of `/readyz?detail`.
+    /// The JSON of `/readyz?detail` (with the admin token, when set).
     pub async fn ready_detail(&self) -> serde_json::Value {
-        crate::get_json(&format!("{}/readyz?detail", self.admin)).await
+        let mut req = crate::http().get(format!("{}/readyz?detail", self.admin));
+        if let Some(token) = &self.admin_token {
+            req = req.bearer_auth(token);
+        }
+        req.send().await.unwrap().json().await.unwrap()
     }
 
     /// The text of `/metrics`.

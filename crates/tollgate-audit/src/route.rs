@@ -14,7 +14,8 @@ use crate::record::{CallRecord, CredentialKind};
 pub struct RouteAudit {
     /// The route name.
     pub route: Arc<str>,
-    /// The upstream URL.
+    /// The upstream URL as records show it: no credentials, and a query
+    /// string (which may carry an API key) as `?<redacted>`.
     pub upstream: Arc<str>,
     /// The approved upstream version, from config.
     pub server_version: Option<Arc<str>>,
@@ -37,7 +38,7 @@ impl RouteAudit {
     pub fn from_config(server: &tollgate_config::Server, audit: &tollgate_config::Audit) -> RouteAudit {
         RouteAudit {
             route: Arc::from(server.name.as_str()),
-            upstream: Arc::from(server.url.as_str()),
+            upstream: Arc::from(tollgate_config::redact_url(&server.url)),
             server_version: server.audit.server_version.as_deref().map(Arc::from),
             approved_by: server.audit.approved_by.as_deref().map(Arc::from),
             credential: CredentialKind::of(&server.credential),

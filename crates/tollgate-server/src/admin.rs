@@ -5,7 +5,10 @@
 //! its verdict).
 //!
 //! Kept off the public listener so that operations endpoints are never
-//! exposed with MCP traffic.
+//! exposed with MCP traffic. `/healthz`, `/readyz` and `/metrics` are open
+//! to probes and scrapers; the detail (`/readyz?detail`, `/catalog`) wants
+//! the `[admin] token` when one is configured ([`gate`]). Upstream URLs are
+//! shown without credentials or query.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +21,8 @@ use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use prometheus::{Encoder, Registry, TextEncoder};
 use tollgate_auth::DevIssuer;
+
+mod gate;
 
 use crate::catalog::Approvals;
 use crate::catalog::reload::LockFile;
@@ -91,7 +96,13 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>, signin: bool) -
     router.with_state(state)
 }
 
-async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
+async fn readyz(State(s): State<AdminState>, uri: http::Uri, headers: http::HeaderMap) -> Response {
+    let detail = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some("detail")));
+    if detail && let Some(refused) = gate::refusal(&s.live, &headers) {
+        return refused;
+    }
     let g = s.live.current();
     let serving = s.ready.get();
     let audit_ok = s.audit.durability() != tollgate_audit::Durability::Strict || s.audit.is_healthy();
@@ -102,9 +113,6 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri) -> Response {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let detail = uri
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some("detail")));
     if !detail {
         return (status, if ready { "ready\n" } else { "not ready\n" }).into_response();
     }
@@ -139,7 +147,8 @@ pub(crate) fn virtuals_json(g: &Generation) -> serde_json::Map<String, serde_jso
         .collect()
 }
 
-/// Each route's breaker and concurrency.
+/// Each route's upstream (as shown: no credentials, no query), breaker
+/// and concurrency.
 pub(crate) fn upstreams_json(routes: &[Arc<crate::route::Route>]) -> serde_json::Map<String, serde_json::Value> {
     routes
         .iter()
@@ -147,7 +156,12 @@ pub(crate) fn upstreams_json(routes: &[Arc<crate::route::Route>]) -> serde_json:
             let g = &r.upstream.guard;
             let (in_flight, max) = g.in_flight();
             let breaker = g.position().map(crate::upstream::Position::as_str);
-            let v = serde_json::json!({"breaker": breaker, "in_flight": in_flight, "max_concurrent": max});
+            let v = serde_json::json!({
+                "url": r.upstream.shown,
+                "breaker": breaker,
+                "in_flight": in_flight,
+                "max_concurrent": max,
+            });
             (r.name.to_string(), v)
         })
         .collect()
@@ -177,9 +191,12 @@ fn config_json(live: &Live, g: &Generation) -> serde_json::Value {
     })
 }
 
-async fn catalog(State(s): State<AdminState>) -> Json<serde_json::Value> {
+async fn catalog(State(s): State<AdminState>, headers: http::HeaderMap) -> Response {
+    if let Some(refused) = gate::refusal(&s.live, &headers) {
+        return refused;
+    }
     let lock = s.approvals.current();
-    Json(report::catalog_json(&s.live.current().routes(), &lock, &s.lock))
+    Json(report::catalog_json(&s.live.current().routes(), &lock, &s.lock)).into_response()
 }
 
 async fn metrics(State(s): State<AdminState>) -> impl IntoResponse {

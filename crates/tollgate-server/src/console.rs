@@ -191,7 +191,7 @@ impl Backend for ConsoleBackend {
             .map(|r| {
                 let mut v = health.get(&*r.name).cloned().unwrap_or_else(|| json!({}));
                 v["name"] = json!(r.name);
-                v["url"] = json!(r.upstream.absolute.to_string());
+                v["url"] = json!(r.upstream.shown);
                 v["sync"] = report::sync_json(r);
                 v
             })

@@ -126,6 +126,7 @@ impl Gateway {
         extra: Vec<Arc<dyn CallObserver>>,
     ) -> Result<Gateway, GatewayError> {
         let config = &loaded.config;
+        crate::reload::log_warnings(loaded);
         let workers = worker_count(config);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;

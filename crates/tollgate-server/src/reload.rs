@@ -153,6 +153,7 @@ impl Reloader {
             policy.set_route_modes(next.loaded.config.policy.route_modes(&next.loaded.config));
         }
         log_changes(&current, &next, &restart);
+        log_warnings(&next.loaded);
         self.live.status.succeeded(restart);
         Some(next)
     }
@@ -227,6 +228,14 @@ fn log_changes(current: &Generation, next: &Generation, restart: &[&'static str]
     tracing::info!(generation = next.number, ?added, ?removed, "configuration reloaded");
     if !restart.is_empty() {
         tracing::warn!(settings = ?restart, "these changed settings take effect after a restart; the running values stay");
+    }
+}
+
+/// Log what the configuration's checks warn about (at start and after
+/// each reload), file, line and key first.
+pub(crate) fn log_warnings(loaded: &tollgate_config::Loaded) {
+    for w in &loaded.warnings {
+        tracing::warn!(warning = %w, "configuration warning");
     }
 }
 

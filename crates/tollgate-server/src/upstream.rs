@@ -57,6 +57,9 @@ pub(crate) struct Upstream {
     pub(crate) path: Uri,
     /// The whole upstream URL (HTTP/2 requests carry it).
     pub(crate) absolute: Uri,
+    /// The upstream URL as pages, logs and reports show it: without
+    /// credentials, its query (which may hold an API key) redacted.
+    pub(crate) shown: String,
     /// The `Host` header value sent upstream.
     pub(crate) host: HeaderValue,
     /// Timeouts in force.
@@ -120,6 +123,7 @@ impl Upstream {
             authority,
             path: Uri::from(path),
             absolute,
+            shown: tollgate_config::redact_url(&server.url),
             host,
             timeouts,
             client: Client::new(connector, server.http, workers, server.resilience.connect_retries),

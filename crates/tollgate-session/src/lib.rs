@@ -21,7 +21,7 @@ mod seal;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use self::seal::{Sealer, TASK_TTL};
+pub use self::seal::Sealer;
 
 /// Whom a handle belongs to: the route it was issued on and the verified
 /// principal it was issued to (empty issuer and subject on an open route).
@@ -150,6 +150,7 @@ mod tests {
         let me = owner("v", ISS, "alice");
         let id = s.seal_task(me, &task).unwrap();
         assert!(id.starts_with("tgt1."));
+        assert_eq!(s.seal_task(me, &task).unwrap(), id, "one task, one handle");
         assert_eq!(s.unseal_task(&id, me).unwrap(), task);
         assert_eq!(s.unseal_task(&id, owner("v", ISS, "bob")), Err(SessionError::Foreign));
         assert_eq!(s.unseal_task(&id, owner("w", ISS, "alice")), Err(SessionError::Foreign));

@@ -5,21 +5,25 @@
 //! issuer and subject and the handle's own fields, each with a 2-byte
 //! length, then its last field unprefixed. The associated data names the
 //! kind of handle and its format version.
+//!
+//! A session id gets a random nonce and an expiry. A task id must read the
+//! same in every answer that names the task (clients compare them), so it
+//! has no expiry — the task ends upstream, and its handle with it — and
+//! its nonce is derived from its plaintext (HMAC-SHA-256 under a key of
+//! its own, as in SIV): equal handles for equal tasks, and never one nonce
+//! for two plaintexts.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use aws_lc_rs::error::Unspecified;
+use aws_lc_rs::hmac;
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::{Clock, Owner, SessionClaims, SessionError, SystemClock, TaskClaims};
-
-/// How long a sealed task id is accepted: long enough to poll a task that
-/// runs for hours, bounded so that a leaked handle does not live forever.
-pub const TASK_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One kind of handle: its text prefix and associated data.
 struct Kind {
@@ -40,6 +44,8 @@ const TASK: Kind = Kind {
 /// Seals and opens session ids and task ids.
 pub struct Sealer {
     keys: Vec<LessSafeKey>,
+    /// Derives a task id's nonce from its plaintext.
+    nonces: hmac::Key,
     rng: SystemRandom,
     ttl: Duration,
     clock: Arc<dyn Clock>,
@@ -73,17 +79,23 @@ impl Sealer {
     /// When a key is not 32 bytes or the random generator fails.
     pub fn with_clock(keys: &[&[u8]], ttl: Duration, clock: Arc<dyn Clock>) -> Result<Sealer, Unspecified> {
         let rng = SystemRandom::new();
+        let mut generated = [0u8; 32];
+        let first: &[u8] = match keys.first() {
+            Some(k) => k,
+            None => {
+                rng.fill(&mut generated)?;
+                &generated
+            }
+        };
         let mut prepared = Vec::with_capacity(keys.len().max(1));
-        for k in keys {
+        for k in std::iter::once(first).chain(keys.iter().skip(1).copied()) {
             prepared.push(LessSafeKey::new(UnboundKey::new(&AES_256_GCM, k)?));
         }
-        if prepared.is_empty() {
-            let mut k = [0u8; 32];
-            rng.fill(&mut k)?;
-            prepared.push(LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &k)?));
-        }
+        // The nonce key is derived from the sealing key, never equal to it.
+        let derived = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, first), b"tollgate task nonce v1");
         Ok(Sealer {
             keys: prepared,
+            nonces: hmac::Key::new(hmac::HMAC_SHA256, derived.as_ref()),
             rng,
             ttl,
             clock,
@@ -97,7 +109,11 @@ impl Sealer {
     /// When the random generator or the cipher fails, or a field is longer
     /// than 65,535 bytes.
     pub fn seal(&self, claims: &SessionClaims) -> Result<String, Unspecified> {
-        self.seal_kind(&SESSION, self.ttl, claims.owner(), &[], &claims.upstream_id)
+        let expiry = self.clock.now_secs().saturating_add(self.ttl.as_secs());
+        let plain = plaintext(expiry, claims.owner(), &[], &claims.upstream_id)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        self.rng.fill(&mut nonce)?;
+        self.seal_plain(&SESSION, nonce, plain)
     }
 
     /// Open a session id presented on `owner.route` by `owner`'s principal.
@@ -122,7 +138,10 @@ impl Sealer {
     /// When the random generator or the cipher fails, or a field is longer
     /// than 65,535 bytes.
     pub fn seal_task(&self, owner: Owner<'_>, task: &TaskClaims) -> Result<String, Unspecified> {
-        self.seal_kind(&TASK, TASK_TTL, owner, &[&task.server], &task.task_id)
+        let plain = plaintext(u64::MAX, owner, &[&task.server], &task.task_id)?;
+        let tag = hmac::sign(&self.nonces, &plain);
+        let nonce = tag.as_ref().first_chunk::<NONCE_LEN>().copied().ok_or(Unspecified)?;
+        self.seal_plain(&TASK, nonce, plain)
     }
 
     /// Open a task id presented on `owner.route` by `owner`'s principal.
@@ -137,24 +156,7 @@ impl Sealer {
         Ok(TaskClaims { server, task_id })
     }
 
-    fn seal_kind(
-        &self,
-        kind: &Kind,
-        ttl: Duration,
-        owner: Owner<'_>,
-        fields: &[&str],
-        last: &str,
-    ) -> Result<String, Unspecified> {
-        let expiry = self.clock.now_secs().saturating_add(ttl.as_secs());
-        let mut data =
-            Vec::with_capacity(64 + owner.route.len() + owner.issuer.len() + owner.subject.len() + last.len());
-        data.extend_from_slice(&expiry.to_be_bytes());
-        for field in [owner.route, owner.issuer, owner.subject].iter().chain(fields) {
-            push_field(&mut data, field)?;
-        }
-        data.extend_from_slice(last.as_bytes());
-        let mut nonce = [0u8; NONCE_LEN];
-        self.rng.fill(&mut nonce)?;
+    fn seal_plain(&self, kind: &Kind, nonce: [u8; NONCE_LEN], mut data: Vec<u8>) -> Result<String, Unspecified> {
         self.keys[0].seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(kind.aad), &mut data)?;
         let mut buf = Vec::with_capacity(NONCE_LEN + data.len());
         buf.extend_from_slice(&nonce);
@@ -198,6 +200,17 @@ impl Sealer {
         }
         Ok((rest, last))
     }
+}
+
+/// The plaintext of a handle: expiry, the owner, `fields`, then `last`.
+fn plaintext(expiry: u64, owner: Owner<'_>, fields: &[&str], last: &str) -> Result<Vec<u8>, Unspecified> {
+    let mut data = Vec::with_capacity(64 + owner.route.len() + owner.issuer.len() + owner.subject.len() + last.len());
+    data.extend_from_slice(&expiry.to_be_bytes());
+    for field in [owner.route, owner.issuer, owner.subject].iter().chain(fields) {
+        push_field(&mut data, field)?;
+    }
+    data.extend_from_slice(last.as_bytes());
+    Ok(data)
 }
 
 fn push_field(buf: &mut Vec<u8>, s: &str) -> Result<(), Unspecified> {

@@ -282,7 +282,7 @@ fn serve(loaded: Loaded, embedded: bool) -> anyhow::Result<()> {
         tracing::info!(public = %listen.public, admin = %listen.admin, config = %loaded.path.display(), "tollgate serving");
         for s in &loaded.config.servers {
             let scheme = if listen.tls.is_some() { "https" } else { "http" };
-            tracing::info!(route = %format!("{scheme}://{}/mcp/{}", listen.public, s.name.as_str()), upstream = %s.url, "route");
+            tracing::info!(route = %format!("{scheme}://{}/mcp/{}", listen.public, s.name.as_str()), upstream = %tollgate_config::redact_url(&s.url), "route");
         }
         gateway.run(public, admin, shutdown_signal()).await;
         Ok(())

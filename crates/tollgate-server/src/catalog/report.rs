@@ -117,6 +117,7 @@ fn route_json(route: &Route, lock: &Lock) -> Value {
         }
     }
     let mut out = json!({
+        "upstream": route.upstream.shown,
         "mode": mode_name(route.catalog.mode),
         "sync": sync_json(route),
         "versions": snapshot.versions,
