@@ -155,7 +155,7 @@ fn member_session(
     incoming: &Incoming,
     member: usize,
     id: Option<tollgate_mcp::RequestId>,
-) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, Rejection> {
+) -> Result<Option<(Option<HeaderValue>, Option<HeaderValue>)>, Rejection> {
     if incoming.era != Era::Legacy || incoming.message.method == "initialize" {
         return Ok(None);
     }
@@ -163,7 +163,7 @@ fn member_session(
 }
 
 /// `req` as a POST of its body, with its length and the member session.
-fn finish(mut req: Request<Body>, session: Option<(HeaderValue, Option<HeaderValue>)>) -> Request<Body> {
+fn finish(mut req: Request<Body>, session: Option<(Option<HeaderValue>, Option<HeaderValue>)>) -> Request<Body> {
     *req.method_mut() = http::Method::POST;
     // The caller's length stands unless a splice changed the body.
     let length = req.body().size_hint().exact().and_then(|n| usize::try_from(n).ok());
@@ -178,7 +178,9 @@ fn finish(mut req: Request<Body>, session: Option<(HeaderValue, Option<HeaderVal
         req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(length));
     }
     if let Some((sealed, version)) = session {
-        req.headers_mut().insert(SESSION_ID, sealed);
+        if let Some(sealed) = sealed {
+            req.headers_mut().insert(SESSION_ID, sealed);
+        }
         // Each member is spoken to in the version it agreed.
         if let Some(version) = version {
             req.headers_mut().insert(PROTOCOL_VERSION, version);

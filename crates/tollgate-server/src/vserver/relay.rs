@@ -225,7 +225,9 @@ async fn open(
     let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
     *req.method_mut() = Method::GET;
     let headers = req.headers_mut();
-    headers.insert(SESSION_ID, sealed);
+    if let Some(sealed) = sealed {
+        headers.insert(SESSION_ID, sealed);
+    }
     if let Some(version) = version {
         headers.insert(PROTOCOL_VERSION, version);
     }

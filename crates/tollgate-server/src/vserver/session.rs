@@ -101,7 +101,7 @@ pub(crate) fn member_id(
     v: &VirtualRoute,
     incoming: &Incoming,
     member: usize,
-) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, Rejection> {
+) -> Result<Option<(Option<HeaderValue>, Option<HeaderValue>)>, Rejection> {
     if incoming.parts.headers.get(&SESSION_ID).is_none() {
         return Ok(None);
     }
@@ -176,7 +176,11 @@ async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<
     if !res.status().is_success() {
         return None;
     }
-    let sealed = res.headers().get(&SESSION_ID)?.to_str().ok()?.to_owned();
+    // A member that serves legacy clients statelessly names no session.
+    let sealed = match res.headers().get(&SESSION_ID) {
+        Some(id) => id.to_str().ok()?.to_owned(),
+        None => String::new(),
+    };
     let bytes = Limited::new(res.into_body(), MAX_INIT_BYTES)
         .collect()
         .await
@@ -206,8 +210,9 @@ fn requested_version(body: &[u8]) -> Option<String> {
 }
 
 /// One member's session as a routed request carries it: the member's
-/// index, its sealed session id and the protocol version it agreed.
-pub(crate) type MemberHeaders = (usize, HeaderValue, Option<HeaderValue>);
+/// index, its sealed session id (none for a member that keeps no
+/// sessions) and the protocol version it agreed.
+pub(crate) type MemberHeaders = (usize, Option<HeaderValue>, Option<HeaderValue>);
 
 /// Every member session in the caller's virtual session (none without a
 /// session id; a forged or foreign one is refused).
@@ -223,7 +228,10 @@ pub(crate) fn members(
         .into_iter()
         .filter(|s| s.index < v.members.len())
         .filter_map(|s| {
-            let sealed = HeaderValue::from_str(s.sealed).ok()?;
+            let sealed = match s.sealed {
+                "" => None,
+                id => Some(HeaderValue::from_str(id).ok()?),
+            };
             let version = (!s.version.is_empty())
                 .then(|| HeaderValue::from_str(s.version).ok())
                 .flatten();
@@ -273,6 +281,7 @@ pub(crate) async fn end(
     for (i, sealed, _) in members(v, parts, principal)? {
         let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
         *req.method_mut() = http::Method::DELETE;
+        let Some(sealed) = sealed else { continue };
         req.headers_mut().insert(SESSION_ID, sealed);
         let _ = delegate::send_raw(v, i, req).await;
     }
