@@ -101,7 +101,7 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
         }
     }
     let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
-    let refusal = refusal(messages, &out, exposed);
+    let refusal = refusal(messages, &targets, &out, exposed);
     Gated { facts: out, refusal }
 }
 
@@ -235,12 +235,18 @@ fn fact(
 
 /// The refusal when a definition the route does not let through is
 /// called: like an unknown name when it is new, saying so when it changed.
-fn refusal(messages: &[Message], facts: &[Option<GateFact>], exposed: Option<&str>) -> Option<Rejection> {
+fn refusal(
+    messages: &[Message],
+    targets: &[Option<(Kind, Cow<'_, str>)>],
+    facts: &[Option<GateFact>],
+    exposed: Option<&str>,
+) -> Option<Rejection> {
     let stops = |f: &Option<GateFact>| f.as_ref().is_some_and(|f| !f.proceeds());
     let first = facts.iter().position(stops)?;
+    let target = |i: usize| targets.get(i).and_then(Option::as_ref);
     if messages.len() == 1 {
         let m = &messages[first];
-        return Some(refused(m, facts[first].as_ref(), exposed).with_id(m.id.clone()));
+        return Some(refused(target(first), facts[first].as_ref(), exposed).with_id(m.id.clone()));
     }
     let answers = messages
         .iter()
@@ -249,7 +255,7 @@ fn refusal(messages: &[Message], facts: &[Option<GateFact>], exposed: Option<&st
         .filter(|(_, (m, _))| m.kind == MessageKind::Request)
         .map(|(index, (m, f))| match f {
             Some(f) if !f.proceeds() => {
-                let r = refused(m, Some(f), None);
+                let r = refused(target(index), Some(f), None);
                 ElementRefusal {
                     index,
                     id: m.id.clone(),
@@ -263,17 +269,20 @@ fn refusal(messages: &[Message], facts: &[Option<GateFact>], exposed: Option<&st
     Some(Rejection::batch(ErrorKind::NotApproved, answers))
 }
 
-/// The answer to a call of a definition that is not let through.
-fn refused(m: &Message, fact: Option<&GateFact>, exposed: Option<&str>) -> Rejection {
-    let name = exposed.or(m.name.as_deref()).unwrap_or("");
-    let noun = match McpMethod::from_name(&m.method) {
-        McpMethod::PromptsGet => "prompt",
-        McpMethod::ResourcesRead => "resource",
-        _ => "tool",
+/// The answer to a use of a definition that is not let through: like an
+/// unknown name, or saying that it changed.
+fn refused(target: Option<&(Kind, Cow<'_, str>)>, fact: Option<&GateFact>, exposed: Option<&str>) -> Rejection {
+    let (kind, key) = target.map_or((Kind::Tool, ""), |(k, n)| (*k, n.as_ref()));
+    let name = exposed.unwrap_or(key);
+    let noun = match kind {
+        Kind::Tool => "tool",
+        Kind::Prompt => "prompt",
+        _ => "resource",
     };
-    let message = match fact.and_then(|f| f.outcome) {
-        Some(Outcome::Blocked) => format!("The {noun} {name} changed and awaits approval"),
-        _ => crate::phase::authorize::denied(m, exposed).message,
+    let message = match (fact.and_then(|f| f.outcome), kind) {
+        (Some(Outcome::Blocked), _) => format!("The {noun} {name} changed and awaits approval"),
+        (_, Kind::Tool | Kind::Prompt) => format!("Unknown {noun}: {name}"),
+        _ => format!("Resource not found: {name}"),
     };
     Rejection::new(ErrorKind::NotApproved, message)
 }
