@@ -14,20 +14,25 @@
 
 use serde_json::{Value, json};
 use tollgate_e2e::children::{python_client, python_modern_server, ts_plan_client};
-use tollgate_e2e::{TestGateway, http};
+use tollgate_e2e::{TestGateway, http, modern_body, modern_call};
 
 /// Two routes to `url`, one per header-trust mode, and a virtual server
-/// over the first; returns once both routes' catalogs have synced (so the
-/// gateway has read the upstream's `server/discover` answer).
+/// over the first (whose catalog is synced for it, gate off); the second's
+/// gate observes. Returns once both routes' catalogs have synced and a
+/// modern client's `server/discover` has passed through each (so the
+/// gateway has read the upstream's answer both ways).
 async fn gateway(url: &str) -> TestGateway {
     let config = format!(
         "[[servers]]\nname = \"verify\"\nurl = \"{url}\"\nheader_trust = \"verify\"\n\n\
-         [[servers]]\nname = \"trusted\"\nurl = \"{url}\"\nheader_trust = \"upstream\"\n\n\
+         [[servers]]\nname = \"trusted\"\nurl = \"{url}\"\nheader_trust = \"upstream\"\ncatalog = \"observe\"\n\n\
          [[virtual_servers]]\nname = \"both\"\nmembers = [{{ server = \"verify\", prefix = \"py_\" }}]\n"
     );
     let gw = TestGateway::spawn(&config).await;
     for route in ["verify", "trusted"] {
         gw.wait_synced(route).await;
+        let discover = modern_body(1, "server/discover", json!({}));
+        let res = modern_call(gw.url(route), "server/discover", None, discover).await;
+        assert_eq!(res.status(), 200, "server/discover through {route}");
     }
     gw
 }
