@@ -156,23 +156,58 @@ impl Authenticator {
     /// [`AuthError::Unavailable`] when the token's issuer cannot be
     /// consulted (keys never loaded, introspection failing).
     pub async fn authenticate(&self, token: &str, resource_url: &str) -> Result<Arc<Principal>, AuthError> {
-        let inner = &*self.inner;
-        let hash = token_hash(token);
-        let now = unix_now();
-        let cached = inner.cache.get(&hash, now, |i| inner.issuers[i].keys.generation());
-        let entry = match cached {
-            Some(entry) => entry,
-            None => {
-                let entry = self.verify(token, now).await?;
-                inner.cache.insert(hash, entry.clone());
-                entry
-            }
-        };
-        if inner.issuers[entry.issuer].accepts_audience(&entry.principal, resource_url) {
+        let entry = self.verified(token).await?;
+        if self.inner.issuers[entry.issuer].accepts_audience(&entry.principal, resource_url) {
             Ok(entry.principal)
         } else {
             Err(AuthError::InvalidToken(TokenRejection::Audience))
         }
+    }
+
+    /// Validate `token` for a client that trusts one issuer and names its
+    /// own audiences (the console): the token must be `issuer`'s and its
+    /// `aud` must name one of `audiences`. An issuer's `audiences` from
+    /// `[[auth.issuers]]` do not count: they admit access tokens for every
+    /// MCP route, which are not tokens for this client.
+    ///
+    /// # Errors
+    ///
+    /// As [`Authenticator::authenticate`]; a token of any other trusted
+    /// issuer is `UnknownIssuer` (a JWT's keys are then not consulted).
+    pub async fn authenticate_for(
+        &self,
+        token: &str,
+        issuer: &str,
+        audiences: &[String],
+    ) -> Result<Arc<Principal>, AuthError> {
+        let invalid = AuthError::InvalidToken;
+        if let TokenShape::Jwt { issuer: named, .. } = read_token(token)?
+            && named != issuer
+        {
+            return Err(invalid(TokenRejection::UnknownIssuer));
+        }
+        let entry = self.verified(token).await?;
+        if self.inner.issuers[entry.issuer].issuer != issuer {
+            return Err(invalid(TokenRejection::UnknownIssuer));
+        }
+        if !audiences.iter().any(|a| entry.principal.has_audience(a)) {
+            return Err(invalid(TokenRejection::Audience));
+        }
+        Ok(entry.principal)
+    }
+
+    /// The verified token: from the cache, else verified and cached. The
+    /// audience is the caller's to check.
+    async fn verified(&self, token: &str) -> Result<Entry, AuthError> {
+        let inner = &*self.inner;
+        let hash = token_hash(token);
+        let now = unix_now();
+        if let Some(entry) = inner.cache.get(&hash, now, |i| inner.issuers[i].keys.generation()) {
+            return Ok(entry);
+        }
+        let entry = self.verify(token, now).await?;
+        inner.cache.insert(hash, entry.clone());
+        Ok(entry)
     }
 
     async fn verify(&self, token: &str, now: u64) -> Result<Entry, AuthError> {

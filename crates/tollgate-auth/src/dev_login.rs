@@ -1,6 +1,8 @@
 //! The development issuer's sign-in: the OAuth 2.1 authorization code
 //! grant with PKCE (S256), so that the console's real sign-in flow runs
 //! under `make run` and in tests without an external identity provider.
+//! It serves one client, the console, and issues tokens for one resource,
+//! the console's URL: never for an MCP route.
 //!
 //! Stateless: an authorization code is a short-lived JWT signed with the
 //! development key (JOSE `typ` `dev-code`), carrying the user, the client,
@@ -35,6 +37,9 @@ pub struct DevClient<'a> {
     pub secret: Option<&'a [u8]>,
     /// The only redirect URI codes are sent to.
     pub redirect_uri: &'a str,
+    /// The only resource (RFC 8707) tokens are issued for: the console's
+    /// URL.
+    pub resource: &'a str,
 }
 
 /// An authorization request's parameters (RFC 6749 §4.1.1, RFC 7636).
@@ -108,7 +113,8 @@ impl DevIssuer {
     ///
     /// # Errors
     ///
-    /// A parameter is missing or wrong, or the user is unknown.
+    /// A parameter is missing or wrong (`invalid_target` for any resource
+    /// but the client's), or the user is unknown.
     pub fn authorize(
         &self,
         params: &AuthorizeParams,
@@ -127,10 +133,16 @@ impl DevIssuer {
         let (Some(challenge), Some("S256")) = (&params.code_challenge, params.code_challenge_method.as_deref()) else {
             return Err(refuse("invalid_request", "PKCE with S256 is required"));
         };
-        let resource = params
-            .resource
-            .as_deref()
-            .ok_or_else(|| refuse("invalid_target", "resource is required"))?;
+        match params.resource.as_deref() {
+            Some(r) if r == client.resource => {}
+            Some(_) => {
+                return Err(refuse(
+                    "invalid_target",
+                    "this issuer signs in to the console only: resource must be the console's URL",
+                ));
+            }
+            None => return Err(refuse("invalid_target", "resource is required")),
+        }
         let user = match &params.login_hint {
             Some(hint) => users.iter().find(|u| &u.subject == hint),
             None => users.first(),
@@ -142,14 +154,14 @@ impl DevIssuer {
             "client_id": client.client_id,
             "redirect_uri": client.redirect_uri,
             "challenge": challenge,
-            "resource": resource,
+            "resource": client.resource,
             "exp": unix_now() + CODE_TTL,
         });
         self.sign(&claims, CODE_TYP).map_err(|e| refuse("server_error", e.0))
     }
 
     /// Redeem a code from [`DevIssuer::authorize`] for an access token for
-    /// the code's resource, carrying the user's claims. `basic` is the
+    /// the client's resource, carrying the user's claims. `basic` is the
     /// client id and secret of an HTTP Basic `Authorization` header.
     ///
     /// # Errors
@@ -181,10 +193,13 @@ impl DevIssuer {
             return Err(refuse("invalid_client", "client authentication failed"));
         }
         let code = self.read_code(params.code.as_deref().unwrap_or_default())?;
-        if code.client_id != client.client_id || params.redirect_uri.as_deref() != Some(code.redirect_uri.as_str()) {
+        if code.client_id != client.client_id
+            || code.resource != client.resource
+            || params.redirect_uri.as_deref() != Some(code.redirect_uri.as_str())
+        {
             return Err(refuse(
                 "invalid_grant",
-                "the code was issued to another client or redirect URI",
+                "the code was issued to another client, redirect URI or resource",
             ));
         }
         let verifier = params.code_verifier.as_deref().unwrap_or_default();

@@ -1,6 +1,7 @@
 //! The development issuer's sign-in endpoints on the admin listener,
 //! `/dev-issuer/authorize` and `/dev-issuer/token`: the authorization code
-//! grant with PKCE for the console's one client, signing in a
+//! grant with PKCE for the console's one client and its one resource (the
+//! console's URL: no code is issued for an MCP route), signing in a
 //! `[[dev_issuer.users]]` user without a password. Mounted only when the
 //! console signs in through the development issuer (loopback only, like
 //! the issuer itself).
@@ -22,6 +23,7 @@ struct SignIn {
     client_id: String,
     secret: Option<Vec<u8>>,
     redirect_uri: String,
+    resource: String,
     users: Vec<DevUser>,
 }
 
@@ -31,6 +33,7 @@ impl SignIn {
             client_id: &self.client_id,
             secret: self.secret.as_deref(),
             redirect_uri: &self.redirect_uri,
+            resource: &self.resource,
         }
     }
 }
@@ -42,6 +45,7 @@ pub(crate) fn routes(dev: Arc<DevIssuer>, console: &tollgate_console::Settings, 
         client_id: console.client_id.clone(),
         secret: console.client_secret.clone(),
         redirect_uri: console.redirect_uri(),
+        resource: console.url.clone(),
         users: users.to_vec(),
     });
     Router::new()

@@ -35,6 +35,7 @@ fn client() -> DevClient<'static> {
         client_id: "tollgate-console",
         secret: Some(b"s3cret"),
         redirect_uri: CALLBACK,
+        resource: CONSOLE,
     }
 }
 
@@ -82,6 +83,18 @@ async fn a_code_redeemed_with_its_verifier_gives_a_token_for_the_resource() {
     assert_eq!(p.client_id.as_deref(), Some("tollgate-console"));
 }
 
+/// A code the issuer signed for the same client and callback but another
+/// resource (as one from before the console's URL changed would be).
+fn for_another_resource(dev: &DevIssuer) -> String {
+    let other = DevClient {
+        resource: "http://127.0.0.1:8080/mcp/demo",
+        ..client()
+    };
+    let mut params = authorize(None);
+    params.resource = Some(other.resource.into());
+    dev.authorize(&params, &other, &users()).unwrap()
+}
+
 #[test]
 fn every_mismatch_is_refused_with_its_oauth_error() {
     let dev = issuer();
@@ -100,6 +113,7 @@ fn every_mismatch_is_refused_with_its_oauth_error() {
         ),
         (token(code()), None, "invalid_client"),
         (token("not-a-code".into()), basic(), "invalid_grant"),
+        (token(for_another_resource(&dev)), basic(), "invalid_grant"),
         (
             token(dev.mint("x", None, &[], Duration::from_secs(60), &[]).unwrap()),
             basic(),
@@ -116,9 +130,15 @@ fn every_mismatch_is_refused_with_its_oauth_error() {
     no_pkce.code_challenge_method = Some("plain".into());
     let mut elsewhere = authorize(None);
     elsewhere.redirect_uri = Some("https://evil.example/cb".into());
+    let mut for_a_route = authorize(None);
+    for_a_route.resource = Some("http://127.0.0.1:8080/mcp/demo".into());
+    let mut no_resource = authorize(None);
+    no_resource.resource = None;
     for (params, expected) in [
         (no_pkce, "invalid_request"),
         (elsewhere, "invalid_request"),
+        (for_a_route, "invalid_target"),
+        (no_resource, "invalid_target"),
         (authorize(Some("mallory")), "access_denied"),
     ] {
         assert_eq!(dev.authorize(&params, &client(), &users()).unwrap_err().code, expected);
