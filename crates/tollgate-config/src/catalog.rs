@@ -112,10 +112,7 @@ pub fn read_lock_text(path: &Path) -> Result<Option<String>, ConfigError> {
 /// The directory or the file cannot be written.
 pub fn write_lock_text(path: &Path, text: &str) -> Result<(), ConfigError> {
     let fail = |what: &str, e: std::io::Error| file_error(path, format!("cannot {what} the lock file: {e}"));
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = lock_dir(path);
     let permissions = match std::fs::metadata(path) {
         Ok(meta) => Some(meta.permissions()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -135,6 +132,34 @@ pub fn write_lock_text(path: &Path, text: &str) -> Result<(), ConfigError> {
     temp.persist(path).map_err(|e| fail("replace", e.error))?;
     sync_dir(dir);
     Ok(())
+}
+
+/// Whether the lock file at `path` cannot be replaced because its
+/// directory takes no new files: a read-only mount (a Kubernetes
+/// ConfigMap) or a directory the gateway may not write. Found by making,
+/// and at once removing, a temporary file beside it, as
+/// [`write_lock_text`] would; other failures (no such directory) are left
+/// for the write to report.
+pub fn lock_is_read_only(path: &Path) -> bool {
+    let probe = tempfile::Builder::new()
+        .prefix(".catalog.lock.")
+        .suffix(".probe")
+        .tempfile_in(lock_dir(path));
+    match probe {
+        Ok(_) => false,
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ),
+    }
+}
+
+/// The directory the lock file at `path` is replaced in.
+fn lock_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// A new lock file is read by people and tools (git, CI) as any source

@@ -24,6 +24,11 @@ pub struct Console {
     /// The identity provider users sign in with: the `issuer` of one of
     /// `[[auth.issuers]]`. Default: the development issuer, when enabled.
     pub issuer: Option<String>,
+    /// Audiences a console token may name instead of `url`, for identity
+    /// providers that cannot put a resource indicator (RFC 8707) into
+    /// `aud`. Only the console accepts them: unlike the issuer's own
+    /// `audiences`, they admit no MCP route.
+    pub audiences: Vec<String>,
     /// Its OAuth authorization endpoint. Default: from the issuer's OpenID
     /// Connect discovery document.
     #[schemars(with = "Option<String>")]
@@ -52,6 +57,7 @@ impl Default for Console {
             enabled: false,
             url: None,
             issuer: None,
+            audiences: Vec::new(),
             authorization_endpoint: None,
             token_endpoint: None,
             client_id: "tollgate-console".into(),

@@ -34,7 +34,7 @@ pub use auth::{
     SigningAlgorithm, StaticCredential,
 };
 pub use budget::{Budget, BudgetKey, BudgetPeriod, Price};
-pub use catalog::{Catalog, CatalogMode, read_lock_text, write_lock_text};
+pub use catalog::{Catalog, CatalogMode, lock_is_read_only, read_lock_text, write_lock_text};
 pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;

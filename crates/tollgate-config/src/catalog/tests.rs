@@ -143,3 +143,25 @@ fn the_schema_describes_the_catalog_keys() {
         assert!(schema.contains(key), "{key} missing from the schema");
     }
 }
+
+#[test]
+fn a_lock_whose_directory_takes_no_files_is_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.lock");
+    assert!(!lock_is_read_only(&path));
+    assert!(
+        !lock_is_read_only(&dir.path().join("missing/catalog.lock")),
+        "left for the write to report"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root writes anyway: then there is nothing to find.
+        let root = std::fs::write(dir.path().join("x"), "").is_ok();
+        assert_eq!(lock_is_read_only(&path), !root);
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let names = std::fs::read_dir(dir.path()).unwrap().count();
+    assert!(names <= 1, "the probe leaves nothing behind");
+}

@@ -6,6 +6,7 @@ use std::path::Path;
 use url::Url;
 
 use super::{Environment, Problems, key, read_secret};
+use crate::locate::Seg;
 use crate::redact::has_userinfo;
 use crate::{Config, Secret};
 
@@ -77,6 +78,36 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
             key(&["console", "roles"]),
             "no group holds any role: nobody could use the console (e.g. viewer = [\"*\"])".into(),
         ));
+    }
+    validate_audiences(c, out);
+}
+
+/// `[console] audiences` must be the console's own: an audience the
+/// console issuer's tokens carry for every route, or a route's URL, would
+/// make MCP access tokens console tokens.
+fn validate_audiences(c: &Config, out: &mut Problems) {
+    let issuer = c.console_issuer();
+    let issuer_wide: Vec<&String> = c
+        .auth
+        .issuers
+        .iter()
+        .filter(|i| Some(&i.issuer) == issuer.as_ref())
+        .flat_map(|i| &i.audiences)
+        .collect();
+    let routes: Vec<String> = c.servers.iter().filter_map(|s| c.resource_url(s)).collect();
+    for (i, audience) in c.console.audiences.iter().enumerate() {
+        let problem = if audience.trim().is_empty() {
+            "must not be empty"
+        } else if issuer_wide.contains(&audience) {
+            "is one of the console issuer's [[auth.issuers]] audiences, which every route accepts"
+        } else if routes.contains(audience) {
+            "is an MCP route's URL: tokens for a route are not console tokens"
+        } else {
+            continue;
+        };
+        let mut at = key(&["console", "audiences"]);
+        at.push(Seg::Index(i));
+        out.push((at, problem.into()));
     }
 }
 

@@ -177,3 +177,30 @@ fn the_console_needs_an_identity_provider_a_secret_and_a_role() {
     );
     assert_eq!(loaded.config.console_url(), "http://127.0.0.1:9090/console");
 }
+
+#[test]
+fn console_audiences_are_the_consoles_own() {
+    let config = |audiences: &str| {
+        format!(
+            "{MINIMAL}\n[[auth.issuers]]\nissuer = \"https://idp.example\"\naudiences = [\"api://tollgate\"]\n\n\
+             [console]\nenabled = true\nissuer = \"https://idp.example\"\nclient_secret = {{ env = \"S\" }}\n\
+             audiences = {audiences}\n[console.roles]\nviewer = [\"*\"]\n"
+        )
+    };
+    let keys = |text: &str| -> Vec<String> {
+        let all = errors(text).into_iter().map(|e| e.key);
+        all.filter(|k| k.starts_with("console.audiences")).collect()
+    };
+    let found = keys(&config(
+        "[\"console-api\", \"\", \"api://tollgate\", \"http://127.0.0.1:8080/mcp/everything\"]",
+    ));
+    assert_eq!(
+        found,
+        ["console.audiences[1]", "console.audiences[2]", "console.audiences[3]"],
+        "empty, the issuer's route-wide audience, a route's URL"
+    );
+    let mut env = FakeEnv::default();
+    env.0.insert("S".into(), "s3cret".into());
+    let loaded = load_str(Path::new("gw.toml"), &config("[\"console-api\"]"), &env).unwrap();
+    assert_eq!(loaded.config.console.audiences, ["console-api"]);
+}
