@@ -233,29 +233,44 @@ pub fn json(rows: &[BudgetRow]) -> String {
     serde_json::json!({ "budgets": rows }).to_string()
 }
 
-/// The rows as CSV.
-pub fn csv(rows: &[BudgetRow]) -> String {
-    let mut out = String::from("budget,key,period,start,end,spent,tokens,remaining,projected,cost,currency\n");
+/// The rows as CSV ([`crate::csv`]: no cell reads as a formula).
+///
+/// # Errors
+///
+/// None in practice ([`crate::csv::Writer::finish`]).
+pub fn csv(rows: &[BudgetRow]) -> Result<String, crate::csv::CsvError> {
+    let mut w = crate::csv::Writer::new();
+    w.row([
+        "budget",
+        "key",
+        "period",
+        "start",
+        "end",
+        "spent",
+        "tokens",
+        "remaining",
+        "projected",
+        "cost",
+        "currency",
+    ])?;
     for r in rows {
-        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
         let (cost, currency) = r
             .cost
             .as_ref()
             .map_or((String::new(), ""), |(cost, c)| (format!("{cost:.6}"), c.as_str()));
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
-            quote(&r.budget),
-            quote(&r.key),
+        w.row([
+            r.budget.as_str(),
+            &r.key,
             r.period,
-            r.start,
-            r.end,
-            r.spent,
-            r.tokens,
-            r.remaining,
-            r.projected,
-            cost,
-            currency
-        ));
+            &r.start,
+            &r.end,
+            &r.spent.to_string(),
+            &r.tokens.to_string(),
+            &r.remaining.to_string(),
+            &r.projected.to_string(),
+            &cost,
+            currency,
+        ])?;
     }
-    out
+    w.finish()
 }

@@ -6,6 +6,7 @@
 //! Off the request path: reports read what the audit sink wrote.
 
 pub mod budgets;
+pub mod csv;
 pub mod spend;
 
 pub use budgets::BudgetRow;

@@ -246,7 +246,7 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
     };
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
-        UsageOutput::Csv => render::usage_csv(&report),
+        UsageOutput::Csv => render::usage_csv(&report).map_err(|e| Stop::Run(e.into()))?,
         UsageOutput::Json => render::usage_json(&report),
     };
     print(&text)
@@ -268,7 +268,7 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
     };
     let text = match args.format {
         UsageOutput::Table => tollgate_report::budgets::table(&rows),
-        UsageOutput::Csv => tollgate_report::budgets::csv(&rows),
+        UsageOutput::Csv => tollgate_report::budgets::csv(&rows).map_err(|e| Stop::Run(e.into()))?,
         UsageOutput::Json => tollgate_report::budgets::json(&rows),
     };
     print(&text)

@@ -184,32 +184,20 @@ pub(crate) fn usage_table(report: &UsageReport) -> String {
     out
 }
 
-/// CSV with a header line (RFC 4180 quoting); no total line.
-pub(crate) fn usage_csv(report: &UsageReport) -> String {
-    let mut out = usage_header(report).join(",");
-    out.push('\n');
+/// CSV with a header line (RFC 4180 quoting, no cell that reads as a
+/// formula: `tollgate_report::csv`); no total line.
+pub(crate) fn usage_csv(report: &UsageReport) -> Result<String, tollgate_report::csv::CsvError> {
+    let mut w = tollgate_report::csv::Writer::new();
+    w.row(usage_header(report))?;
     for r in &report.rows {
-        out.push_str(&csv_field(&r.key));
-        for c in row_cells(report, r) {
-            out.push(',');
-            out.push_str(&c);
-        }
-        out.push('\n');
+        w.row(std::iter::once(r.key.clone()).chain(row_cells(report, r)))?;
     }
-    out
+    w.finish()
 }
 
 /// JSON: `{"by": …, "rows": [...], "total": {...}}`, with a final newline.
 pub(crate) fn usage_json(report: &UsageReport) -> String {
     serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ TOTAL              4       1       1      1200      12100    3458               
 
 #[test]
 fn usage_csv_quotes_keys_and_has_no_total() {
-    let csv = usage_csv(&report());
+    let csv = usage_csv(&report()).unwrap();
     let want = "\
 team,calls,errors,denied,bytes_in,bytes_out,tokens,catalog_tokens,p50_ms,p99_ms
 \"search, \"\"eng\"\"\",3,1,1,900,8100,2315,0,1.0,1.0
@@ -145,4 +145,16 @@ fn usage_json_is_the_report() {
     assert_eq!(json["total"]["calls"], 4);
     assert_eq!(json["rows"][0]["p99_us"], 1008);
     assert!(usage_json(&report()).ends_with("}\n"));
+}
+
+#[test]
+fn usage_csv_neutralises_a_key_that_reads_as_a_formula() {
+    let mut r = report();
+    r.rows[0].key = "=HYPERLINK(\"http://evil.example\")".into();
+    let csv = usage_csv(&r).unwrap();
+    let row = csv.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with("\"'=HYPERLINK(\"\"http://evil.example\"\")\","),
+        "{csv}"
+    );
 }
