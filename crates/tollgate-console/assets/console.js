@@ -205,11 +205,13 @@
 
   // ---- Errors ------------------------------------------------------------
 
+  // `detail` is the answer's whole `error` object (e.g. its `command`).
   class ApiError extends Error {
-    constructor(status, code, message) {
+    constructor(status, code, message, detail) {
       super(message);
       this.status = status;
       this.code = code;
+      this.detail = detail || {};
     }
   }
   T.ApiError = ApiError;
@@ -267,7 +269,7 @@
     if (!res.ok) {
       const e = data && data.error;
       throw new ApiError(res.status, (e && e.code) || `http_${res.status}`,
-        (e && e.message) || `The request failed with HTTP ${res.status}.`);
+        (e && e.message) || `The request failed with HTTP ${res.status}.`, e);
     }
     if (data === null) throw new ApiError(res.status, 'bad_response', 'Tollgate answered with something other than JSON.');
     return data;

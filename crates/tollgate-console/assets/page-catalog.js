@@ -37,10 +37,23 @@
     root.append(status, errors, body);
     let me = { can: {} };
 
+    // Where the lock cannot be written here (a read-only mount), the
+    // answer is the command that approves the same definition where the
+    // lock is kept.
+    function readOnly(err) {
+      status.replaceChildren(el('div', { class: 'warn-text', testid: 'approve-command', role: 'note' },
+        el('p', {}, err.message),
+        el('pre', {}, el('code', {}, err.detail.command))));
+    }
+
+    // Approves the revision this page shows: the gateway refuses (409) when
+    // the live definition or the lock file changed since, and the page is
+    // drawn again to show what is there now.
     async function approve(server, entry, button) {
       button.disabled = true;
       try {
-        const res = await T.api('/console/api/catalog/approve', { body: { server, kind: entry.kind, key: entry.name } });
+        const body = { server, kind: entry.kind, key: entry.name, revision: entry.live_revision };
+        const res = await T.api('/console/api/catalog/approve', { body });
         const a = res.approved || {};
         status.replaceChildren(el('p', { class: 'ok-text', testid: 'approved' },
           `Approved ${a.kind} ${a.key} on ${a.server} at revision ${a.revision}.`));
@@ -48,7 +61,13 @@
         await load();
       } catch (err) {
         button.disabled = false;
+        if (err.code === 'lock_read_only' && err.detail.command) {
+          T.clearError(errors);
+          readOnly(err);
+          return;
+        }
         T.showError(errors, err);
+        if (err.code === 'stale_revision') await load().catch(() => {});
       }
     }
 

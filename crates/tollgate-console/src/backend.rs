@@ -11,8 +11,9 @@ use tollgate_audit::CallRecord;
 use tollgate_config::Config;
 use tollgate_core::Principal;
 
-/// A definition to approve (`POST /console/api/catalog/approve`).
-#[derive(Debug, Clone, Deserialize)]
+/// A definition to approve (`POST /console/api/catalog/approve`), at the
+/// revision the approver reviewed.
+#[derive(Debug, Clone)]
 pub struct ApprovalRequest {
     /// The server (`[[servers]] name`).
     pub server: String,
@@ -20,6 +21,58 @@ pub struct ApprovalRequest {
     pub kind: String,
     /// Its name, URI or URI template.
     pub key: String,
+    /// The live revision the approver saw (the catalog's
+    /// `live_revision`): a definition that changed since is not approved.
+    pub revision: String,
+}
+
+/// Why an approval was not written to the lock file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// No such server, kind or definition.
+    #[error("{0}")]
+    Unknown(String),
+    /// The request does not say which revision the approver reviewed.
+    #[error("say which revision you reviewed: `revision`, the definition's live revision as the catalog shows it")]
+    NoRevision,
+    /// The live definition is not the one the approver reviewed.
+    #[error("the definition changed since you saw it: its live revision is {live}, not {seen}; review it again")]
+    Stale {
+        /// The live revision.
+        live: String,
+        /// The revision the approver sent.
+        seen: String,
+    },
+    /// The lock file does not parse (an edit under way): left as it is.
+    #[error("the catalog lock does not parse, so it was left as it is: {0}")]
+    LockInvalid(String),
+    /// The lock file changed on disk since the gateway loaded it: left as
+    /// it is, so an operator's edit is never overwritten.
+    #[error(
+        "the catalog lock {path} changed on disk since the gateway loaded it, so it was left as it is; \
+         approve again once the gateway has reloaded it (SIGHUP, or within a second when it watches the file)"
+    )]
+    LockChanged {
+        /// The lock file.
+        path: String,
+    },
+    /// The lock file cannot be written here (a read-only mount such as a
+    /// ConfigMap): approve with the CLI where the lock is kept.
+    #[error(
+        "the catalog lock {path} is read-only here (a read-only mount such as a ConfigMap): approve where the \
+         lock is kept, then deploy it: {command}"
+    )]
+    ReadOnly {
+        /// The lock file.
+        path: String,
+        /// The `tollgate catalog approve` command that approves the same
+        /// definition.
+        command: String,
+    },
+    /// Reading or writing the lock file failed.
+    #[error("the catalog lock could not be read or written: {0}")]
+    Io(String),
 }
 
 /// A call to decide without sending it (`POST /console/api/policies/check`).
@@ -48,8 +101,10 @@ pub struct CheckRequest {
 /// console serves as they are (each documented in `docs/console.md`).
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
-    /// Verify a bearer token whose audience is the console's URL.
-    async fn authenticate(&self, token: &str) -> Result<Arc<Principal>, String>;
+    /// Verify a console token: issued by `issuer` (no other trusted
+    /// issuer's), and naming one of `audiences` in its `aud` (an issuer's
+    /// route-wide audiences do not count).
+    async fn authenticate(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Arc<Principal>, String>;
     /// The configuration in force.
     fn config(&self) -> Arc<Config>;
     /// The audit directory, when the gateway writes audit files.
@@ -60,9 +115,11 @@ pub trait Backend: Send + Sync + 'static {
     /// Per server: the gate, the sync, every definition with its verdict,
     /// poisoning findings and the diff against the lock.
     fn catalog(&self) -> Value;
-    /// Approve the live revision of a definition as `by`, in the lock file;
-    /// the gate serves it once the lock is reloaded.
-    fn approve(&self, request: &ApprovalRequest, by: &str) -> Result<Value, String>;
+    /// Approve a definition as `by` in the lock file, if its live revision
+    /// is still the one requested and the file is as the gateway loaded
+    /// it; the gate serves it once the lock is reloaded. Blocking (file
+    /// I/O): call it off the async threads.
+    fn approve(&self, request: &ApprovalRequest, by: &str) -> Result<Value, ApprovalError>;
     /// Each route's policy mode and the loaded policies with their source.
     fn policies(&self) -> Value;
     /// The source text of the loaded policy `id`.

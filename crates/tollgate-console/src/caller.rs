@@ -1,6 +1,12 @@
 //! Who is asking: a signed-in browser (the sealed session cookie) or a
 //! script (a bearer token for the console's URL), with their roles, and the
 //! CSRF check every cookie-authenticated state change passes.
+//!
+//! A console token is the console issuer's (`[console] issuer`), and its
+//! `aud` names the console (its URL or `[console] audiences`): a token of
+//! another trusted issuer, or an MCP access token accepted for every route
+//! through an issuer's `audiences`, is not a console token. The same check
+//! applies to bearer calls and to the token the sign-in redeems.
 
 use std::sync::Arc;
 
@@ -44,10 +50,12 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// The signed-in session of `headers`, if valid and not expired.
+    /// The signed-in session of `headers`, if valid, not expired, and
+    /// signed in through the console's issuer (one from before the issuer
+    /// changed is not).
     pub(crate) fn from_cookie(shared: &Shared, headers: &HeaderMap) -> Option<Caller> {
         let s: Session = shared.jar.open(headers, cookie::SESSION)?;
-        (s.exp > unix_now()).then_some(Caller {
+        (s.exp > unix_now() && s.iss == shared.settings.issuer).then_some(Caller {
             subject: s.sub,
             issuer: s.iss,
             team: s.team,
@@ -57,7 +65,8 @@ impl Caller {
         })
     }
 
-    /// A caller from a verified principal, if it holds any role.
+    /// A caller from a verified console principal ([`verify_token`]), if
+    /// it holds any role.
     pub(crate) fn from_principal(shared: &Shared, p: &Principal, csrf: Option<String>) -> Option<Caller> {
         let roles = roles_of(&p.groups, &shared.settings.roles);
         (!roles.is_empty()).then(|| Caller {
@@ -111,6 +120,26 @@ impl Caller {
     }
 }
 
+/// Verify a console token: the console issuer's, naming one of the
+/// console's audiences.
+///
+/// # Errors
+///
+/// Why the token is not a console token.
+pub(crate) async fn verify_token(shared: &Shared, token: &str) -> Result<Arc<Principal>, String> {
+    let settings = &shared.settings;
+    let principal = shared
+        .backend
+        .authenticate(token, &settings.issuer, &settings.audiences)
+        .await?;
+    // The backend checks both; the console does not rely on it for the
+    // issuer its sessions are keyed by.
+    if principal.issuer != settings.issuer {
+        return Err("the token is not from the console's issuer".into());
+    }
+    Ok(principal)
+}
+
 impl FromRequestParts<Arc<Shared>> for Caller {
     type Rejection = ConsoleError;
 
@@ -122,9 +151,7 @@ impl FromRequestParts<Arc<Shared>> for Caller {
             .and_then(|v| v.strip_prefix("Bearer "));
         match bearer {
             Some(token) => {
-                let principal = shared
-                    .backend
-                    .authenticate(token.trim())
+                let principal = verify_token(shared, token.trim())
                     .await
                     .map_err(|_| ConsoleError::Unauthenticated)?;
                 Caller::from_principal(shared, &principal, None).ok_or(ConsoleError::Forbidden("viewer"))

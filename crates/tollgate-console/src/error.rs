@@ -1,9 +1,12 @@
 //! The console's errors and the one place they become HTTP answers: a
-//! status and `{"error": {"code", "message"}}`.
+//! status and `{"error": {"code", "message"}}` (with `command` when the
+//! answer is a command to run instead).
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
+
+use crate::backend::ApprovalError;
 
 /// Why a console request failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +29,10 @@ pub enum ConsoleError {
     /// The identity provider refused the sign-in or could not be reached.
     #[error("sign-in failed: {0}")]
     SignIn(String),
+    /// The token the sign-in redeemed is not a console token (another
+    /// issuer's, or not for the console's audience).
+    #[error("the access token was refused: {0}")]
+    TokenRefused(String),
     /// The gateway writes no audit files: searches and spend need them.
     #[error("the gateway has no [audit] directory: search and spend read the audit trail")]
     NoAuditTrail,
@@ -38,6 +45,9 @@ pub enum ConsoleError {
     /// The gateway could not carry out the action.
     #[error("{0}")]
     Gateway(String),
+    /// A catalog approval was not written.
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
     /// The action was not written to the audit trail, so it was not taken
     /// or its result not returned.
     #[error("the audit trail did not accept the record of this action: {0}")]
@@ -53,11 +63,28 @@ impl ConsoleError {
             ConsoleError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             ConsoleError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ConsoleError::SignIn(_) => (StatusCode::BAD_GATEWAY, "sign_in_failed"),
+            ConsoleError::TokenRefused(_) => (StatusCode::UNAUTHORIZED, "token_refused"),
             ConsoleError::NoAuditTrail => (StatusCode::CONFLICT, "no_audit_trail"),
             ConsoleError::Index(_) | ConsoleError::Trail(_) => (StatusCode::INTERNAL_SERVER_ERROR, "audit_unreadable"),
             ConsoleError::Gateway(_) => (StatusCode::UNPROCESSABLE_ENTITY, "refused"),
             ConsoleError::NotRecorded(_) => (StatusCode::SERVICE_UNAVAILABLE, "not_recorded"),
+            ConsoleError::Approval(e) => approval_status(e),
         }
+    }
+}
+
+/// A refused approval: 409 when the definition or the lock is not as the
+/// approver expects (look again, or use the CLI), 422 for an unknown
+/// definition.
+fn approval_status(e: &ApprovalError) -> (StatusCode, &'static str) {
+    match e {
+        ApprovalError::Unknown(_) => (StatusCode::UNPROCESSABLE_ENTITY, "refused"),
+        ApprovalError::NoRevision => (StatusCode::CONFLICT, "revision_required"),
+        ApprovalError::Stale { .. } => (StatusCode::CONFLICT, "stale_revision"),
+        ApprovalError::LockInvalid(_) => (StatusCode::CONFLICT, "lock_invalid"),
+        ApprovalError::LockChanged { .. } => (StatusCode::CONFLICT, "lock_changed"),
+        ApprovalError::ReadOnly { .. } => (StatusCode::CONFLICT, "lock_read_only"),
+        ApprovalError::Io(_) => (StatusCode::INTERNAL_SERVER_ERROR, "lock_io"),
     }
 }
 
@@ -67,7 +94,10 @@ impl IntoResponse for ConsoleError {
         if status.is_server_error() {
             tracing::warn!(error = %self, "console request failed");
         }
-        let body = serde_json::json!({"error": {"code": code, "message": self.to_string()}});
+        let mut body = serde_json::json!({"error": {"code": code, "message": self.to_string()}});
+        if let ConsoleError::Approval(ApprovalError::ReadOnly { command, .. }) = &self {
+            body["error"]["command"] = command.as_str().into();
+        }
         (status, Json(body)).into_response()
     }
 }

@@ -8,7 +8,8 @@
 //! audit trail through its index, the live configuration through
 //! [`Backend`]) and changes only the catalog lock. Users sign in through
 //! the configured identity provider ([`signin`]); scripts use a bearer
-//! token for the console's URL. Every page is a shell whose scripts draw
+//! token for the console's URL. Either way the token must be the console
+//! issuer's and name the console in its audience ([`caller`]). Every page is a shell whose scripts draw
 //! it from `/console/api`; the assets are embedded in the binary and
 //! served under a strict Content-Security-Policy.
 
@@ -22,6 +23,8 @@ mod roles;
 mod settings;
 mod signin;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -31,7 +34,7 @@ use axum::routing::{get, post};
 use http::HeaderValue;
 use http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
 
-pub use backend::{ApprovalRequest, Backend, CheckRequest};
+pub use backend::{ApprovalError, ApprovalRequest, Backend, CheckRequest};
 pub use error::ConsoleError;
 pub use roles::{Role, roles_of};
 pub use settings::Settings;

@@ -1,5 +1,6 @@
 //! The console's settings, resolved from the loaded configuration once
-//! per start: its URL, the identity provider's endpoints and the client.
+//! per start: its URL, the one issuer and the audiences its tokens must
+//! come from and name, the identity provider's endpoints and the client.
 
 use tollgate_config::{ConsoleRoles, Loaded};
 use url::Url;
@@ -9,8 +10,12 @@ use url::Url;
 pub struct Settings {
     /// The console's public URL, without a trailing slash.
     pub url: String,
-    /// The identity provider's issuer.
+    /// The identity provider's issuer: the only one whose tokens the
+    /// console accepts.
     pub issuer: String,
+    /// The audiences a console token may name: the console's URL and
+    /// `[console] audiences`.
+    pub audiences: Vec<String>,
     /// Its authorization endpoint; `None`: from discovery.
     pub authorization_endpoint: Option<Url>,
     /// Its token endpoint; `None`: from discovery.
@@ -40,8 +45,12 @@ impl Settings {
         let issuer = c.console_issuer()?;
         let dev = c.dev_issuer_url().filter(|d| *d == issuer);
         let dev_endpoint = |path: &str| dev.as_ref().and_then(|d| Url::parse(&format!("{d}/{path}")).ok());
+        let url = c.console_url();
         Some(Settings {
-            url: c.console_url(),
+            audiences: std::iter::once(url.clone())
+                .chain(c.console.audiences.iter().cloned())
+                .collect(),
+            url,
             authorization_endpoint: c
                 .console
                 .authorization_endpoint

@@ -2,9 +2,10 @@
 //! console as a confidential client. `/console/login` sends the browser to
 //! the identity provider with a state and a code challenge kept in a
 //! sealed cookie; `/console/callback` checks the state, redeems the code
-//! at the token endpoint, verifies the access token like any bearer token
-//! (audience: the console's URL), maps its groups to roles and sets the
-//! session cookie. `/console/logout` clears it.
+//! at the token endpoint, verifies the access token as a console token
+//! (the console issuer's, for the console's audience: [`crate::caller`]),
+//! maps its groups to roles and sets the session cookie. `/console/logout`
+//! clears it.
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use http::header::SET_COOKIE;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::caller::{Caller, Session};
+use crate::caller::{Caller, Session, verify_token};
 use crate::cookie::{self, random_token, unix_now};
 use crate::error::ConsoleError;
 use crate::state::{Endpoints, Shared};
@@ -101,11 +102,7 @@ pub(crate) async fn callback(
     }
     let code = q.code.ok_or_else(|| ConsoleError::SignIn("no code".into()))?;
     let token = redeem(&s, &code, &login.verifier).await?;
-    let principal = s
-        .backend
-        .authenticate(&token)
-        .await
-        .map_err(|e| ConsoleError::SignIn(format!("the access token was refused: {e}")))?;
+    let principal = verify_token(&s, &token).await.map_err(ConsoleError::TokenRefused)?;
     let csrf = random_token(24).ok_or_else(|| ConsoleError::SignIn("no randomness".into()))?;
     let caller = Caller::from_principal(&s, &principal, Some(csrf.clone())).ok_or(ConsoleError::Forbidden("viewer"))?;
     let session = Session {

@@ -1,23 +1,25 @@
 //! The console's view of the running gateway: [`tollgate_console::Backend`]
-//! over the live configuration, the catalog and its lock, the policy
-//! engine and the audit sink. Mounted on the admin listener with the
-//! console's router when `[console] enabled`.
+//! over the live configuration, the catalog and its lock ([`approve`]),
+//! the policy engine and the audit sink. Console tokens are verified for
+//! the console's one issuer and its own audiences. Mounted on the admin
+//! listener with the console's router when `[console] enabled`.
+
+mod approve;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tollgate_audit::{AuditHandle, CallRecord, Durability, Recorded};
 use tollgate_catalog::Kind;
 use tollgate_config::Config;
-use tollgate_console::{ApprovalRequest, Backend, CheckRequest};
+use tollgate_console::{ApprovalError, ApprovalRequest, Backend, CheckRequest};
 use tollgate_core::{Era, Principal, PrincipalKind};
 use tollgate_policy::CallRequest;
 
 use crate::admin::{store_json, upstreams_json, virtuals_json};
 use crate::catalog::Approvals;
-use crate::catalog::reload::{self, LockFile};
+use crate::catalog::reload::LockFile;
 use crate::catalog::report;
 use crate::live::{Generation, Live};
 use crate::route::Route;
@@ -50,11 +52,10 @@ fn route_named(g: &Generation, name: &str) -> Result<Arc<Route>, String> {
 
 #[async_trait::async_trait]
 impl Backend for ConsoleBackend {
-    async fn authenticate(&self, token: &str) -> Result<Arc<Principal>, String> {
+    async fn authenticate(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Arc<Principal>, String> {
         let g = self.live.current();
-        let audience = g.loaded.config.console_url();
         g.authenticator
-            .authenticate(token, &audience)
+            .authenticate_for(token, issuer, audiences)
             .await
             .map_err(|e| e.to_string())
     }
@@ -87,25 +88,8 @@ impl Backend for ConsoleBackend {
         answer
     }
 
-    fn approve(&self, request: &ApprovalRequest, by: &str) -> Result<Value, String> {
-        let kind = kind_of(&request.kind)?;
-        let g = self.live.current();
-        let route = route_named(&g, &request.server)?;
-        let definition = route
-            .catalog
-            .live(kind, &request.key)
-            .ok_or_else(|| format!("server {} lists no {kind} {:?}", request.server, request.key))?;
-        let _one = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut lock = (*self.approvals.current()).clone();
-        let now = SystemTime::now();
-        lock.approve(&request.server, &definition, by, now, Some("approved in the console"));
-        tollgate_config::write_lock_text(&self.lock.path, &lock.to_toml()).map_err(|e| e.to_string())?;
-        reload::reload(&self.approvals, &self.lock);
-        Ok(json!({
-            "server": request.server, "kind": kind.as_str(), "key": definition.key,
-            "revision": definition.revision.as_str(), "approved_by": by,
-            "approved_at": humantime::format_rfc3339_seconds(now).to_string(),
-        }))
+    fn approve(&self, request: &ApprovalRequest, by: &str) -> Result<Value, ApprovalError> {
+        approve::approve(self, request, by)
     }
 
     fn policies(&self) -> Value {

@@ -132,8 +132,8 @@ impl Gateway {
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
         let tracing = TracingGuard::new(&config.tracing).map_err(|e| GatewayError::Tracing(e.to_string()))?;
         let lock_path = config.catalog.resolved_lock(&loaded.path);
-        let approvals = Approvals::new(crate::catalog::reload::load(&lock_path).map_err(GatewayError::Catalog)?);
-        let lock = Arc::new(LockFile::new(lock_path));
+        let (lock, approved) = LockFile::open(lock_path).map_err(GatewayError::Catalog)?;
+        let (approvals, lock) = (Approvals::new(approved), Arc::new(lock));
         let base = Arc::new(Base {
             audit: audit.clone(),
             policy: policy.clone(),

@@ -36,7 +36,14 @@ async fn an_approval_makes_the_tool_callable_and_is_recorded() {
         "{added}"
     );
 
-    let request = json!({"server": "demo", "kind": "tool", "key": "get_weather"});
+    let revision = quarantined
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "get_weather")
+        .unwrap()["live_revision"]
+        .clone();
+    let request = json!({"server": "demo", "kind": "tool", "key": "get_weather", "revision": revision});
     let approved = alice.post("/console/api/catalog/approve", &request, true).await;
     assert_eq!(approved.status(), StatusCode::OK);
     let approved: serde_json::Value = approved.json().await.unwrap();
@@ -54,7 +61,7 @@ async fn an_approval_makes_the_tool_callable_and_is_recorded() {
         answered["result"]["content"].is_array(),
         "callable once approved: {answered}"
     );
-    let unknown = json!({"server": "demo", "kind": "tool", "key": "no_such_tool"});
+    let unknown = json!({"server": "demo", "kind": "tool", "key": "no_such_tool", "revision": revision});
     assert_eq!(
         alice
             .post("/console/api/catalog/approve", &unknown, true)

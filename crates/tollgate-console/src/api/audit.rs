@@ -256,65 +256,73 @@ fn jsonl_export(
     Ok((out, n))
 }
 
+/// The columns of the CSV export.
+const CSV_HEADER: [&str; 19] = [
+    "time",
+    "request_id",
+    "subject",
+    "team",
+    "cost_center",
+    "server",
+    "virtual_server",
+    "method",
+    "name",
+    "decision",
+    "policies",
+    "status",
+    "rpc_error",
+    "error",
+    "bytes_in",
+    "bytes_out",
+    "tokens",
+    "duration_us",
+    "trace_id",
+];
+
+/// The records as CSV, one row each, through the shared writer (no cell
+/// reads as a formula: names, subjects and errors come from callers and
+/// upstreams).
 fn csv_export(
     records: impl Iterator<Item = Result<(String, CallRecord), QueryError>>,
 ) -> Result<(Vec<u8>, usize), ConsoleError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "time",
-        "request_id",
-        "subject",
-        "team",
-        "cost_center",
-        "server",
-        "virtual_server",
-        "method",
-        "name",
-        "decision",
-        "policies",
-        "status",
-        "rpc_error",
-        "error",
-        "bytes_in",
-        "bytes_out",
-        "tokens",
-        "duration_us",
-        "trace_id",
-    ];
-    let fail = |e: csv::Error| ConsoleError::Gateway(format!("CSV: {e}"));
-    w.write_record(header).map_err(fail)?;
+    let fail = |e: tollgate_report::csv::CsvError| ConsoleError::Gateway(format!("CSV: {e}"));
+    let mut w = tollgate_report::csv::Writer::new();
+    w.row(CSV_HEADER).map_err(fail)?;
     let mut n = 0;
     for r in records {
         let (_, r) = r?;
-        let p = r.principal.as_deref();
-        let opt = |v: Option<&str>| v.unwrap_or_default().to_owned();
-        let num = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let row = [
-            humantime::format_rfc3339_micros(r.time).to_string(),
-            r.request_id.clone(),
-            opt(p.map(|p| p.subject.as_str())),
-            opt(p.and_then(|p| p.team.as_deref())),
-            opt(p.and_then(|p| p.cost_center.as_deref())),
-            r.route.to_string(),
-            opt(r.virtual_server.as_deref()),
-            opt(r.method.as_deref()),
-            opt(r.name.as_deref()),
-            r.decision.outcome.as_str().to_owned(),
-            r.decision.policies.iter().map(|p| &**p).collect::<Vec<_>>().join(" "),
-            num(r.status.map(i64::from)),
-            num(r.rpc_error),
-            opt(r.error.as_deref()),
-            r.bytes_in.to_string(),
-            r.bytes_out.to_string(),
-            r.tokens.to_string(),
-            r.duration_us.to_string(),
-            opt(r.trace_id.as_deref()),
-        ];
-        w.write_record(&row).map_err(fail)?;
+        w.row(csv_row(&r)).map_err(fail)?;
         n += 1;
     }
-    let bytes = w.into_inner().map_err(|e| ConsoleError::Gateway(format!("CSV: {e}")))?;
-    Ok((bytes, n))
+    Ok((w.finish().map_err(fail)?.into_bytes(), n))
+}
+
+/// A record's cells, in [`CSV_HEADER`]'s order.
+fn csv_row(r: &CallRecord) -> [String; 19] {
+    let p = r.principal.as_deref();
+    let opt = |v: Option<&str>| v.unwrap_or_default().to_owned();
+    let num = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
+    [
+        humantime::format_rfc3339_micros(r.time).to_string(),
+        r.request_id.clone(),
+        opt(p.map(|p| p.subject.as_str())),
+        opt(p.and_then(|p| p.team.as_deref())),
+        opt(p.and_then(|p| p.cost_center.as_deref())),
+        r.route.to_string(),
+        opt(r.virtual_server.as_deref()),
+        opt(r.method.as_deref()),
+        opt(r.name.as_deref()),
+        r.decision.outcome.as_str().to_owned(),
+        r.decision.policies.iter().map(|p| &**p).collect::<Vec<_>>().join(" "),
+        num(r.status.map(i64::from)),
+        num(r.rpc_error),
+        opt(r.error.as_deref()),
+        r.bytes_in.to_string(),
+        r.bytes_out.to_string(),
+        r.tokens.to_string(),
+        r.duration_us.to_string(),
+        opt(r.trace_id.as_deref()),
+    ]
 }
 
 /// The filters of an export, for its audit record.

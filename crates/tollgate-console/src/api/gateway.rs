@@ -2,8 +2,10 @@
 //! the policies and "would this be allowed", upstream health; and the five
 //! answers of one call record.
 //!
-//! `POST /console/api/catalog/approve` needs the approver role and, from a
-//! browser, the CSRF token; the approval is written to the audit trail
+//! `POST /console/api/catalog/approve` needs the approver role, from a
+//! browser the CSRF token, and the revision the approver reviewed (409 when
+//! the live definition is another, or the lock file is not as the gateway
+//! loaded it); the approval, or its refusal, is written to the audit trail
 //! before it is answered.
 
 use std::sync::Arc;
@@ -13,11 +15,12 @@ use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use http::HeaderMap;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_audit::{CallRecord, Filter, Outcome};
 
 use super::{record_action, with_index};
-use crate::backend::{ApprovalRequest, CheckRequest};
+use crate::backend::{ApprovalError, ApprovalRequest, CheckRequest};
 use crate::caller::Caller;
 use crate::error::ConsoleError;
 use crate::roles::Role;
@@ -34,22 +37,46 @@ pub(crate) async fn catalog(State(s): State<Arc<Shared>>, caller: Caller) -> Res
     Ok(Json(s.backend.catalog()))
 }
 
+/// What `POST /console/api/catalog/approve` is sent; `revision` may be
+/// missing on the wire, and is then refused.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ApprovalBody {
+    server: String,
+    kind: String,
+    key: String,
+    #[serde(default)]
+    revision: Option<String>,
+}
+
 /// `POST /console/api/catalog/approve`.
 pub(crate) async fn approve(
     State(s): State<Arc<Shared>>,
     caller: Caller,
     headers: HeaderMap,
-    body: Result<Json<ApprovalRequest>, JsonRejection>,
+    body: Result<Json<ApprovalBody>, JsonRejection>,
 ) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Approver)?;
     caller.check_csrf(&headers)?;
-    let Json(request) = body.map_err(bad_body)?;
-    let what = format!("{}/{}/{}", request.server, request.kind, request.key);
+    let Json(body) = body.map_err(bad_body)?;
+    let what = format!("{}/{}/{}", body.server, body.kind, body.key);
+    let result = match body.revision.filter(|r| !r.is_empty()) {
+        Some(revision) => {
+            let request = ApprovalRequest {
+                server: body.server,
+                kind: body.kind,
+                key: body.key,
+                revision,
+            };
+            let (backend, by) = (Arc::clone(&s.backend), caller.subject.clone());
+            tokio::task::spawn_blocking(move || backend.approve(&request, &by))
+                .await
+                .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))?
+        }
+        None => Err(ApprovalError::NoRevision),
+    };
     // Refused approvals are recorded too.
-    let result = s.backend.approve(&request, &caller.subject);
     record_action(&s, &caller, "console/approve", what, result.is_ok()).await?;
-    let approved = result.map_err(ConsoleError::Gateway)?;
-    Ok(Json(json!({"approved": approved})))
+    Ok(Json(json!({"approved": result?})))
 }
 
 /// `GET /console/api/policies`: the loaded set, denials per policy over

@@ -144,6 +144,49 @@ fn budget_json(r: &BudgetRow) -> Value {
     })
 }
 
+/// The columns of `spend.csv`: a usage row's fields (`docs/console.md`).
+const USAGE_HEADER: [&str; 11] = [
+    "key",
+    "calls",
+    "errors",
+    "denied",
+    "bytes_in",
+    "bytes_out",
+    "tokens",
+    "catalog_tokens",
+    "p50_us",
+    "p99_us",
+    "cost",
+];
+
+/// The rows and the total as CSV, through the shared writer (keys are
+/// subjects, teams and tool names: no cell reads as a formula).
+fn usage_csv(report: &UsageReport) -> Result<String, tollgate_report::csv::CsvError> {
+    let mut w = tollgate_report::csv::Writer::new();
+    w.row(USAGE_HEADER)?;
+    for r in report.rows.iter().chain(std::iter::once(&report.total)) {
+        let counts = [
+            r.calls,
+            r.errors,
+            r.denied,
+            r.bytes_in,
+            r.bytes_out,
+            r.tokens,
+            r.catalog_tokens,
+            r.p50_us,
+            r.p99_us,
+        ];
+        // `{:?}` keeps the decimal point of a whole cost (`0.0`), as JSON does.
+        let cost = format!("{:?}", r.cost);
+        w.row(
+            std::iter::once(r.key.clone())
+                .chain(counts.map(|c| c.to_string()))
+                .chain([cost]),
+        )?;
+    }
+    w.finish()
+}
+
 /// `GET /console/api/spend.csv`.
 pub(crate) async fn spend_csv(
     State(s): State<Arc<Shared>>,
@@ -153,12 +196,7 @@ pub(crate) async fn spend_csv(
     caller.need(Role::Viewer)?;
     let (since, until) = q.window()?;
     let (report, _) = report(&s, q.group()?, (since, until)).await?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let fail = |e: csv::Error| ConsoleError::Gateway(format!("CSV: {e}"));
-    for row in report.rows.iter().chain(std::iter::once(&report.total)) {
-        w.serialize(row).map_err(fail)?;
-    }
-    let body = w.into_inner().map_err(|e| ConsoleError::Gateway(format!("CSV: {e}")))?;
+    let body = usage_csv(&report).map_err(|e| ConsoleError::Gateway(format!("CSV: {e}")))?;
     let what = format!(
         "spend csv by {} from {} to {}",
         report.by.as_str(),

@@ -2,11 +2,12 @@
 //! file changes (polled: it also sees a ConfigMap's symlink swap). A new
 //! lock is parsed whole and put in force atomically; an invalid one is
 //! refused with its file:line errors in the log, counted, and the lock in
-//! force keeps serving.
+//! force keeps serving. The text in force is kept, so that a writer (the
+//! console's approvals) can tell whether the file still holds it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tollgate_catalog::Lock;
@@ -32,35 +33,62 @@ pub(crate) struct LockStatus {
 pub(crate) struct LockFile {
     pub(crate) path: PathBuf,
     pub(crate) status: LockStatus,
+    /// The text of the lock in force (`None`: there was no file).
+    loaded: Mutex<Option<String>>,
 }
 
 impl LockFile {
-    /// The lock file at `path`, loaded at start.
-    pub(crate) fn new(path: PathBuf) -> LockFile {
+    /// The lock file at `path`, whose text in force is `loaded`.
+    pub(crate) fn new(path: PathBuf, loaded: Option<String>) -> LockFile {
         let status = LockStatus::default();
         status.last_ok.store(true, Ordering::Relaxed);
-        LockFile { path, status }
+        LockFile {
+            path,
+            status,
+            loaded: Mutex::new(loaded),
+        }
+    }
+
+    /// Read the lock at `path` at start: the file and the lock to put in
+    /// force.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`].
+    pub(crate) fn open(path: PathBuf) -> Result<(LockFile, Lock), String> {
+        let (text, lock) = read(&path)?;
+        Ok((LockFile::new(path, text), lock))
+    }
+
+    /// Whether `text` (as just read; `None`: no file) is the text in force.
+    pub(crate) fn is_in_force(&self, text: Option<&str>) -> bool {
+        self.loaded.lock().unwrap_or_else(PoisonError::into_inner).as_deref() == text
     }
 }
 
-/// Read and parse the lock at `path`; an absent file approves nothing.
+/// The text of the lock at `path` (`None`: no file, which approves
+/// nothing) and the lock it holds.
 ///
 /// # Errors
 ///
 /// The file cannot be read, or its errors, one per line.
-pub(crate) fn load(path: &Path) -> Result<Lock, String> {
+pub(crate) fn read(path: &Path) -> Result<(Option<String>, Lock), String> {
     let text = tollgate_config::read_lock_text(path).map_err(|e| e.to_string())?;
-    match text {
-        None => Ok(Lock::default()),
-        Some(text) => Lock::parse(path, &text).map_err(|e| e.to_string()),
-    }
+    let lock = match &text {
+        None => Lock::default(),
+        Some(text) => Lock::parse(path, text).map_err(|e| e.to_string())?,
+    };
+    Ok((text, lock))
 }
 
 /// Reload the lock now.
 pub(crate) fn reload(approvals: &Approvals, file: &LockFile) {
-    match load(&file.path) {
-        Ok(lock) => {
+    match read(&file.path) {
+        Ok((text, lock)) => {
             let count = lock.iter().count();
+            // The text first: a writer that then finds it on disk sees the
+            // lock it will put in force.
+            *file.loaded.lock().unwrap_or_else(PoisonError::into_inner) = text;
             approvals.replace(lock);
             file.status.reloads.fetch_add(1, Ordering::Relaxed);
             file.status.last_ok.store(true, Ordering::Relaxed);
