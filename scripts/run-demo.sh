@@ -9,6 +9,13 @@ DEMO_ADDR=127.0.0.1:3001
 OPS_ADDR=127.0.0.1:3002
 GATEWAY=http://127.0.0.1:8080
 ADMIN=http://127.0.0.1:9090
+# The demo's [admin] token (examples/demo.toml reads it from this file):
+# made once, random, readable by this user only.
+ADMIN_TOKEN_FILE=.tollgate/admin-token
+if [ ! -s "$ADMIN_TOKEN_FILE" ]; then
+  mkdir -p "$(dirname "$ADMIN_TOKEN_FILE")"
+  (umask 077 && head -c 32 /dev/urandom | base64 | tr -d '\n=' | tr '+/' '-_' >"$ADMIN_TOKEN_FILE")
+fi
 
 "$BIN/tollgate-demo" --listen "$DEMO_ADDR" &
 demo=$!
@@ -32,12 +39,15 @@ cat <<MSG
   Tollgate is running.
     MCP route   $GATEWAY/mcp/demo   (upstream: the demo server on http://$DEMO_ADDR/mcp)
     Virtual     $GATEWAY/mcp/workspace   (demo's tools as demo_*, plus ops' weather and ops_countdown)
-    Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics
+    Admin       $ADMIN/healthz  $ADMIN/readyz  $ADMIN/metrics   (open)
     Console     $ADMIN/console/login   (signs in as alice, admin; as a viewer:
                                         $ADMIN/console/login?login_hint=victor)
     Catalog     $ADMIN/catalog   (enforce: only what examples/catalog.lock approves is served;
                                   review changes with: $BIN/tollgate catalog diff)
     Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo
+
+  /catalog and /readyz?detail want the admin token, kept in $ADMIN_TOKEN_FILE:
+    curl -s $ADMIN/catalog -H "Authorization: Bearer \$(cat $ADMIN_TOKEN_FILE)"
 
   The routes need a token for them with the mcp:tools scope. A development
   token for alice (team payments), valid 8 hours:

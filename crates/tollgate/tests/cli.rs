@@ -69,11 +69,31 @@ fn validate_refuses_virtual_server_collisions_and_unknown_members() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The demo reads its admin token from `.tollgate/admin-token`, which `make
+/// run` writes: validated here as a copy reading a token of its own.
 #[test]
 fn validate_accepts_the_demo_and_schema_prints_json() {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.toml");
-    let out = tollgate().args(["validate", "--config", demo]).output().unwrap();
+    let dir = std::env::temp_dir().join(format!("tollgate-cli-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = dir.join("admin-token");
+    std::fs::write(&token, "a-demo-admin-token-for-this-test\n").unwrap();
+    let text = std::fs::read_to_string(demo).unwrap();
+    let copy = text.replace(
+        "\"../.tollgate/admin-token\"",
+        &format!("{:?}", token.display().to_string()),
+    );
+    assert_ne!(copy, text, "the demo's [admin] token file moved");
+    let file = dir.join("demo.toml");
+    std::fs::write(&file, copy).unwrap();
+    let out = tollgate().args(["validate", "--config"]).arg(&file).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "no warning: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
     let out = tollgate().arg("schema").output().unwrap();
     let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(schema["properties"]["servers"].is_object(), "{schema}");

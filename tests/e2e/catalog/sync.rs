@@ -58,16 +58,19 @@ async fn the_committed_demo_lock_approves_the_demo_server_as_it_is() {
         text.contains("mode = \"enforce\""),
         "the demo runs the catalog gate in enforce"
     );
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("admin-token");
+    std::fs::write(&token, "a-demo-admin-token-for-this-test").unwrap();
     let config: String = text
         .lines()
         .map(|line| match line.split_once('=').map(|(k, _)| k.trim()) {
             Some("url") => format!("url = \"{}\"", demo.url),
             Some("lock") => format!("lock = {:?}", examples.join("catalog.lock")),
+            Some("token") => format!("token = {{ file = {:?} }}", token.display().to_string()),
             _ => line.to_owned(),
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("demo.toml");
     std::fs::write(&file, config).unwrap();
     let out = tollgate_cli(&["catalog", "diff", "--config", file.to_str().unwrap()]).await;
