@@ -50,7 +50,17 @@ fn default_values_one_upstream_and_a_generated_session_key() {
         ref_of(&rendered, "TOLLGATE_SESSION_KEY"),
         pair(&object_name("session"), "session-key")
     );
-    assert_eq!(pod.env.len(), 1, "only the session key: {:?}", pod.env.keys());
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_ADMIN_TOKEN"),
+        pair(&object_name("admin-token"), "admin-token")
+    );
+    assert!(pod.env["TOLLGATE_ADMIN_TOKEN"].len() >= 16, "a generated admin token");
+    assert_eq!(
+        pod.env.len(),
+        2,
+        "only the session key and the admin token: {:?}",
+        pod.env.keys()
+    );
     assert!(rendered.volume("audit").unwrap()["emptyDir"].is_object());
     let mounts: Vec<&str> = pod.mounts.iter().map(|m| m.path.as_str()).collect();
     assert_eq!(mounts, ["/etc/tollgate/config", "/var/lib/tollgate/audit"]);
@@ -79,6 +89,7 @@ fn full_values_every_feature_with_existing_secrets() {
     for (var, secret, key) in [
         ("TOLLGATE_SESSION_KEY", "tollgate-session", "key"),
         ("TOLLGATE_SESSION_PREVIOUS_KEY_0", "tollgate-session", "previous"),
+        ("TOLLGATE_ADMIN_TOKEN", "tollgate-admin", "token"),
         ("GITHUB_TOKEN", "tollgate-upstreams", "github-token"),
         ("SEARCH_CLIENT_SECRET", "tollgate-upstreams", "search-client-secret"),
         ("TOLLGATE_REDIS_PASSWORD", "redis-auth", "password"),
@@ -139,6 +150,7 @@ fn config_values_a_whole_file_with_the_charts_secrets() {
     for (var, expected) in [
         ("TOLLGATE_SESSION_KEY", &sessions["key"]),
         ("TOLLGATE_SESSION_PREVIOUS_KEY_0", &sessions["previousKeys"][0]),
+        ("TOLLGATE_ADMIN_TOKEN", &values["admin"]["token"]),
         ("GITHUB_TOKEN", &values["credentials"]["values"]["github-token"]),
         ("TOLLGATE_REDIS_PASSWORD", &values["redis"]["password"]),
     ] {
@@ -150,7 +162,10 @@ fn config_values_a_whole_file_with_the_charts_secrets() {
     }
     let mut secrets = names(&rendered.all("Secret"));
     secrets.sort();
-    assert_eq!(secrets, ["credentials", "redis", "session"].map(object_name));
+    assert_eq!(
+        secrets,
+        ["admin-token", "credentials", "redis", "session"].map(object_name)
+    );
     let schema = rendered.entry("ConfigMap", &object_name("policies"), "schema.cedarschema");
     let shipped = std::fs::read(tollgate_e2e::repo_root().join("policies/schema.cedarschema")).unwrap();
     assert_eq!(schema, Some(shipped), "the schema of this Tollgate joins the policies");
@@ -180,6 +195,10 @@ fn existing_config_values_mount_objects_managed_elsewhere() {
     assert_eq!(
         ref_of(&rendered, "TOLLGATE_SESSION_KEY"),
         pair("tollgate-session", "session-key")
+    );
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_ADMIN_TOKEN"),
+        pair("tollgate-admin", "admin-token")
     );
     assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 5 + 30 + 5);
 }

@@ -1,7 +1,8 @@
 //! What every rendering must satisfy: the pod's shape (probes, drain,
 //! security, resources, Services), and agreement between the pod and the
 //! configuration it runs (ports, grace period, mounted files, a writable
-//! audit directory, secrets kept out of ConfigMaps).
+//! audit directory, an admin token in front of the admin listener's
+//! detail, secrets kept out of ConfigMaps).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -100,6 +101,12 @@ pub(crate) fn against_config(rendered: &Rendered, pod: &Pod, loaded: &Loaded) {
     let scheme = if c.listen.admin_tls.is_some() { "HTTPS" } else { "HTTP" };
     assert_eq!(container["readinessProbe"]["httpGet"]["scheme"], scheme);
     grace(rendered, c.shutdown.grace);
+    assert!(
+        loaded.admin_token.is_some(),
+        "the admin listener binds {} and its detail needs [admin] token",
+        c.listen.admin
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     files_mounted(pod, loaded);
     if c.audit.enabled {
         let dir = pod.inside(&c.audit.directory_for(&pod.config_file()));

@@ -18,6 +18,9 @@ Paths are relative to the file, mounted at /etc/tollgate/config/.
 # (docs/configuration.md). Paths are relative to this file.
 {{ include "tollgate.config.listen" . }}
 
+[admin]
+token = { env = "TOLLGATE_ADMIN_TOKEN" }
+
 {{ include "tollgate.config.sessions" . }}
 
 [shutdown]

@@ -63,6 +63,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- .Values.sessions.existingSecret | default (printf "%s-session" (include "tollgate.fullname" .)) }}
 {{- end }}
 
+{{- define "tollgate.adminSecretName" -}}
+{{- .Values.admin.existingSecret | default (printf "%s-admin-token" (include "tollgate.fullname" .)) }}
+{{- end }}
+
 {{- define "tollgate.credentialsSecretName" -}}
 {{- .Values.credentials.existingSecret | default (printf "%s-credentials" (include "tollgate.fullname" .)) }}
 {{- end }}

@@ -24,6 +24,11 @@
       key: previous-key-{{ $i }}
 {{- end }}
 {{- end }}
+- name: TOLLGATE_ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tollgate.adminSecretName" . }}
+      key: {{ ternary .Values.admin.existingSecretKey "admin-token" (ne .Values.admin.existingSecret "") }}
 {{- range $var, $key := .Values.credentials.env }}
 - name: {{ $var }}
   valueFrom:
