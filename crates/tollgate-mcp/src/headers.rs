@@ -123,11 +123,10 @@ pub fn decode_header_value(value: &str) -> Result<String> {
 /// }
 /// ```
 pub fn encode_header_value(value: &str) -> Cow<'_, str> {
-    let plain = value.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !(value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX));
-    if plain {
+    let visible = value.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let sentinel = value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX);
+    if visible && !padded && !sentinel {
         Cow::Borrowed(value)
     } else {
         Cow::Owned(format!("{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}", STANDARD.encode(value)))

@@ -155,7 +155,7 @@ fn member_session(
     incoming: &Incoming,
     member: usize,
     id: Option<tollgate_mcp::RequestId>,
-) -> Result<Option<(Option<HeaderValue>, Option<HeaderValue>)>, Rejection> {
+) -> Result<Option<session::MemberIds>, Rejection> {
     if incoming.era != Era::Legacy || incoming.message.method == "initialize" {
         return Ok(None);
     }
@@ -163,7 +163,7 @@ fn member_session(
 }
 
 /// `req` as a POST of its body, with its length and the member session.
-fn finish(mut req: Request<Body>, session: Option<(Option<HeaderValue>, Option<HeaderValue>)>) -> Request<Body> {
+fn finish(mut req: Request<Body>, session: Option<session::MemberIds>) -> Request<Body> {
     *req.method_mut() = http::Method::POST;
     // The caller's length stands unless a splice changed the body.
     let length = req.body().size_hint().exact().and_then(|n| usize::try_from(n).ok());

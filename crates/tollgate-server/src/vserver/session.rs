@@ -97,11 +97,7 @@ pub(crate) fn check(v: &VirtualRoute, incoming: &Incoming) -> Result<(), Rejecti
 /// Member `member`'s sealed session id in the caller's session, and the
 /// protocol version that member agreed; `None` without a session. A
 /// session without that member (it failed to open) answers 502.
-pub(crate) fn member_id(
-    v: &VirtualRoute,
-    incoming: &Incoming,
-    member: usize,
-) -> Result<Option<(Option<HeaderValue>, Option<HeaderValue>)>, Rejection> {
+pub(crate) fn member_id(v: &VirtualRoute, incoming: &Incoming, member: usize) -> Result<Option<MemberIds>, Rejection> {
     if incoming.parts.headers.get(&SESSION_ID).is_none() {
         return Ok(None);
     }
@@ -208,6 +204,10 @@ fn requested_version(body: &[u8]) -> Option<String> {
     let v: Value = serde_json::from_slice(body).ok()?;
     v["params"]["protocolVersion"].as_str().map(str::to_owned)
 }
+
+/// A member's session id (none for a member that keeps no sessions) and
+/// the protocol version it agreed.
+pub(crate) type MemberIds = (Option<HeaderValue>, Option<HeaderValue>);
 
 /// One member's session as a routed request carries it: the member's
 /// index, its sealed session id (none for a member that keeps no
