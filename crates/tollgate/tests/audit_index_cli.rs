@@ -65,8 +65,11 @@ fn query_and_usage_answer_the_same_from_the_index_and_the_files() {
     )
     .unwrap();
     let config = path(&config).to_owned();
-    // One `now` for both runs, so that the projections agree.
-    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // One `now` for both runs, so that the projections agree; a second on,
+    // so that the trail's newest record (written at its `now`, with the
+    // sub-second part this format drops) is in.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+    let now = humantime::format_rfc3339_seconds(later).to_string();
     for format in ["json", "csv"] {
         answers.push(vec![
             "usage",

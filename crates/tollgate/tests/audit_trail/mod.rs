@@ -26,7 +26,9 @@ pub(crate) struct Call {
 }
 
 /// Oldest first, as the gateway would write them. `req-11` (a service) is
-/// also written as a strict-mode `forwarding` record just before it.
+/// also written as a strict-mode `forwarding` record just before it. The
+/// newest is at the trail's `now`, so that a day-long budget period holds
+/// spend at any hour of the day.
 #[rustfmt::skip]
 pub(crate) const CALLS: [Call; 12] = [
     Call { who: Some("alice"),  team: Some("payments"), server: "github", tool: Some("create_issue"), decision: Allow,        status: 200, bytes_in: 300, bytes_out: 4000, hours_ago: 252 },
@@ -40,7 +42,7 @@ pub(crate) const CALLS: [Call; 12] = [
     Call { who: Some("erin"),   team: None,             server: "docs",   tool: Some("search"),       decision: Allow,        status: 200, bytes_in: 150, bytes_out: 3000, hours_ago: 30 },
     Call { who: Some("bob"),    team: Some("payments"), server: "github", tool: Some("create_issue"), decision: Allow,        status: 502, bytes_in: 310, bytes_out: 100,  hours_ago: 20 },
     Call { who: Some("carol"),  team: Some("search"),   server: "jira",   tool: Some("search"),       decision: Allow,        status: 200, bytes_in: 140, bytes_out: 5000, hours_ago: 10 },
-    Call { who: Some("ci-bot"), team: Some("platform"), server: "github", tool: Some("list_issues"),  decision: Allow,        status: 200, bytes_in: 100, bytes_out: 8000, hours_ago: 1 },
+    Call { who: Some("ci-bot"), team: Some("platform"), server: "github", tool: Some("list_issues"),  decision: Allow,        status: 200, bytes_in: 100, bytes_out: 8000, hours_ago: 0 },
 ];
 
 /// Request ids of the calls at these indexes.
