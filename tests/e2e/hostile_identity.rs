@@ -3,6 +3,8 @@
 //! signed JWTs — the development issuer's, and a second issuer's verified
 //! against its real JWKS endpoint — through the real gateway.
 //!
+//! - `handles`: neither `alice` continues the other's session or sees the
+//!   other's task.
 //! - `limits`: the two `alice`s get separate rate-limit and budget counts,
 //!   and a per-route rule on a member route refuses calls through a
 //!   virtual server once the member's limit is used up.
@@ -13,6 +15,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+#[path = "hostile_identity/handles.rs"]
+mod handles;
 #[path = "hostile_identity/limits.rs"]
 mod limits;
 #[path = "hostile_identity/policy.rs"]

@@ -14,6 +14,7 @@
 pub mod audit_support;
 pub mod children;
 pub mod stub;
+pub mod tasks;
 
 use std::path::{Path, PathBuf};
 

@@ -2,19 +2,11 @@
 
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, ProtocolVersion,
-};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::model::{CancelTaskParams, GetTaskParams};
 use serde_json::json;
 use tollgate_e2e::audit_support::trail_lines;
+use tollgate_e2e::tasks::{self, Client};
 use tollgate_e2e::{Demo, TestGateway, TestIssuer, legacy_request, legacy_session};
-
-type Client = RunningService<RoleClient, ClientConfig>;
 
 /// The demo server behind routes `demo` and `demo2` and virtual servers
 /// `eng` and `eng2` over `demo`, every one requiring a token.
@@ -43,43 +35,12 @@ fn token(issuer: &TestIssuer, sub: &str) -> String {
 
 /// An rmcp client (2026-07-28, tasks declared) of `url` with `token`.
 async fn client(url: String, token: &str) -> Client {
-    let info = ClientConfig::new(
-        ClientCapabilities::builder().enable_tasks().build(),
-        Implementation::new("tollgate-hostile", "1.0.0"),
-    );
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
-    );
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    info.serve_with_lifecycle(transport, lifecycle).await.unwrap()
+    tasks::client(url, Some(token), false).await
 }
 
 /// Start `tool` as a long task; its handle.
 async fn start(c: &Client, tool: &str) -> String {
-    let args = json!({"n": 20, "delay_ms": 500});
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
-    match c.call_tool_once(params).await.unwrap() {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("{tool} did not become a task: {other:?}"),
-    }
-}
-
-/// Assert that `c` may not see task `handle`: neither poll nor cancel it.
-async fn refused(c: &Client, handle: &str, who: &str) {
-    let err = c
-        .peer()
-        .get_task(GetTaskParams::new(handle.to_owned()))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("Unknown task"), "{who} polled: {err}");
-    let err = c
-        .peer()
-        .cancel_task(CancelTaskParams::new(handle.to_owned()))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("Unknown task"), "{who} cancelled: {err}");
+    tasks::start(c, tool, 20, 500).await
 }
 
 /// Assert that `c` polls task `handle` and that it is still running.
@@ -97,12 +58,12 @@ async fn a_task_handle_serves_only_its_principal_on_its_route() {
         let mine = client(gw.url(route), &alice).await;
         let handle = start(&mine, tool).await;
         assert!(handle.starts_with("tgt1."), "{route}: {handle}");
-        refused(&client(gw.url(route), &bob).await, &handle, "bob").await;
-        refused(&client(gw.url(elsewhere), &alice).await, &handle, "alice elsewhere").await;
+        tasks::refused(&client(gw.url(route), &bob).await, &handle, "bob").await;
+        tasks::refused(&client(gw.url(elsewhere), &alice).await, &handle, "alice elsewhere").await;
         still_running(&mine, &handle).await;
         // Not a handle at all, and a handle of the old namespaced form.
-        refused(&mine, "1", "a raw id").await;
-        refused(&mine, "tg:demo:1", "a namespaced id").await;
+        tasks::refused(&mine, "1", "a raw id").await;
+        tasks::refused(&mine, "tg:demo:1", "a namespaced id").await;
         mine.peer()
             .cancel_task(CancelTaskParams::new(handle.clone()))
             .await

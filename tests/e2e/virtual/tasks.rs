@@ -7,39 +7,18 @@
 
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, DetailedTask,
-    GetTaskParams, Implementation, ProtocolVersion, TaskPayload,
-};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
-use serde_json::json;
+use rmcp::model::{CancelTaskParams, DetailedTask, GetTaskParams, TaskPayload};
 use tollgate_audit::task_fingerprint;
 use tollgate_e2e::audit_support::{records, trail_lines};
+use tollgate_e2e::tasks::{self, Client, start};
 use tollgate_e2e::{Demo, TestGateway};
 
 use super::gateway;
 
-type Client = RunningService<RoleClient, ClientConfig>;
-
 /// An rmcp client of `url`, tasks declared: 2026-07-28 (`server/discover`)
 /// or, `legacy`, a session opened by `initialize`.
 async fn client(url: String, legacy: bool) -> Client {
-    let info = ClientConfig::new(
-        ClientCapabilities::builder().enable_tasks().build(),
-        Implementation::new("tollgate-e2e", "1.0.0"),
-    );
-    let lifecycle = if legacy {
-        ClientLifecycleMode::Initialize
-    } else {
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        }
-    };
-    info.serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle)
-        .await
-        .unwrap()
+    tasks::client(url, None, legacy).await
 }
 
 /// The virtual server over two demo servers, `demo` and `demo2` (`two_`).
@@ -78,16 +57,6 @@ async fn run_two_tasks(eng: &Client) -> (String, String, DetailedTask) {
         .unwrap_err();
     assert!(err.to_string().contains("Unknown task"), "{err}");
     (a, b, done)
-}
-
-/// Start `tool` as a task; its id.
-async fn start(c: &Client, tool: &str, n: u32, delay_ms: u32) -> String {
-    let args = json!({"n": n, "delay_ms": delay_ms});
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
-    match c.call_tool_once(params).await.unwrap() {
-        CallToolResponse::Task(created) => created.task.task_id,
-        other => panic!("{tool} did not become a task: {other:?}"),
-    }
 }
 
 /// Poll task `id` until it ends (10 s at most).
