@@ -26,8 +26,7 @@ mod validate;
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tollgate_auth::DevIssuer;
 use tollgate_e2e::{TEST_BASE_URL, TEST_ISSUER, TestIssuer};
@@ -97,23 +96,6 @@ impl Drop for Issuers {
 /// Answer every request on `listener` with the key set `body`.
 async fn serve(listener: TcpListener, body: String) {
     while let Ok((stream, _)) = listener.accept().await {
-        tokio::spawn(answer(stream, body.clone()));
+        tokio::spawn(tollgate_e2e::answer_json(stream, body.clone()));
     }
-}
-
-async fn answer(mut stream: TcpStream, body: String) {
-    let mut buf = vec![0u8; 4096];
-    let mut read = 0;
-    while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
-        match stream.read(&mut buf[read..]).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => read += n,
-        }
-    }
-    let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes()).await;
-    let _ = stream.write_all(body.as_bytes()).await;
 }

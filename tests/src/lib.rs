@@ -449,3 +449,24 @@ pub async fn legacy_session(url: &str, bearer: Option<&str>) -> String {
 pub async fn get_json(url: &str) -> serde_json::Value {
     http().get(url).send().await.unwrap().json().await.unwrap()
 }
+
+/// Answer one HTTP/1.1 request on `stream` with `body` as JSON, then close:
+/// a minimal server for documents such as a key set (JWKS), whose host is
+/// stopped by aborting the task.
+pub async fn answer_json(mut stream: tokio::net::TcpStream, body: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 4096];
+    let mut read = 0;
+    while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
+        match stream.read(&mut buf[read..]).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => read += n,
+        }
+    }
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+}

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 use tollgate_auth::DevIssuer;
 use tollgate_e2e::audit_support::{Exchange, metric, tool, wait_record};
@@ -62,25 +61,8 @@ async fn serve(listener: TcpListener, keys: Arc<Mutex<Value>>) {
     let mut connections = JoinSet::new();
     while let Ok((stream, _)) = listener.accept().await {
         let body = keys.lock().unwrap().to_string();
-        connections.spawn(answer(stream, body));
+        connections.spawn(tollgate_e2e::answer_json(stream, body));
     }
-}
-
-async fn answer(mut stream: TcpStream, body: String) {
-    let mut buf = vec![0u8; 4096];
-    let mut read = 0;
-    while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
-        match stream.read(&mut buf[read..]).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => read += n,
-        }
-    }
-    let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes()).await;
-    let _ = stream.write_all(body.as_bytes()).await;
 }
 
 fn key(issuer: &str) -> DevIssuer {
