@@ -108,19 +108,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
             message,
         }
     };
-    // Parser and deserializer messages may quote the value they stumbled
-    // on, which may be a secret: `scrub` leaves the value out.
-    let root = DeTable::parse(text).map_err(|e| ConfigErrors(vec![at(e.span(), String::new(), scrub(e.message()))]))?;
-    let de = toml::Deserializer::from(root.clone());
-    let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-        let key = e.path().to_string();
-        let inner = e.into_inner();
-        ConfigErrors(vec![at(
-            inner.span(),
-            if key == "." { String::new() } else { key },
-            scrub(inner.message()),
-        )])
-    })?;
+    let (root, config) = parse(text, &at).map_err(|e| ConfigErrors(vec![e]))?;
     let mut problems = Vec::new();
     validate(&config, &mut problems);
     let base = path.parent().unwrap_or(Path::new("."));
@@ -152,6 +140,24 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         admin_token,
         warnings: located(warnings),
     })
+}
+
+/// The document and the configuration it deserializes to, or the first
+/// error. Parser and deserializer messages may quote the value they
+/// stumbled on, which may be a secret: `scrub` leaves the value out.
+fn parse<'a>(
+    text: &'a str,
+    at: &dyn Fn(Option<std::ops::Range<usize>>, String, String) -> ConfigError,
+) -> Result<(toml::Spanned<DeTable<'a>>, Config), ConfigError> {
+    let root = DeTable::parse(text).map_err(|e| at(e.span(), String::new(), scrub(e.message())))?;
+    let de = toml::Deserializer::from(root.clone());
+    let config = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        let key = if key == "." { String::new() } else { key };
+        at(inner.span(), key, scrub(inner.message()))
+    })?;
+    Ok((root, config))
 }
 
 /// The JSON Schema of the configuration file.
