@@ -12,7 +12,9 @@
 //! virtual server) it arrives on; a handle sealed for another route or
 //! principal, or one Tollgate never made, is an unknown task.
 //!
-//! Used by the `tasks` phase of a route and by virtual servers.
+//! Used by the `tasks` phase of a route and by virtual servers; [`owner`]
+//! also binds the sealed session ids of the `credential` and `respond`
+//! phases.
 
 use std::sync::Arc;
 
@@ -27,7 +29,6 @@ use tollgate_mcp::sse::{Decoder, Event, is_event_stream};
 use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, scan, splice};
 use tollgate_session::{Owner, Sealer, TaskClaims};
 
-use crate::phase::credential::owner;
 use crate::rescue::Rejection;
 
 /// The tasks extension's id in capabilities.
@@ -37,6 +38,16 @@ pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const MAX_JSON_ANSWER: usize = 1024 * 1024;
 /// The largest event read from an answer stream.
 const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Whom the handles `route` issues to `principal` belong to: the route,
+/// and the principal's issuer and subject (both empty on an open route).
+pub(crate) fn owner<'a>(route: &'a str, principal: Option<&'a Arc<Principal>>) -> Owner<'a> {
+    Owner {
+        route,
+        issuer: principal.map_or("", |p| p.issuer.as_str()),
+        subject: principal.map_or("", |p| p.subject.as_str()),
+    }
+}
 
 /// How one server's task ids reach one caller of one route.
 #[derive(Clone)]

@@ -14,11 +14,12 @@ use http::request::Parts;
 use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
 use tollgate_core::{Classify, Era, ErrorKind, Principal};
 use tollgate_mcp::headers::SESSION_ID;
+use tollgate_session::SessionError;
 
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
-use tollgate_session::{Owner, SessionError};
+use crate::task_handle::owner;
 
 /// What goes upstream in place of the caller's credentials.
 #[derive(Debug, Default)]
@@ -61,16 +62,6 @@ pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> R
         Rejection::new(e.kind(), "Upstream credential unavailable").with_id(id)
     })?;
     Ok(Outbound { session, credential })
-}
-
-/// Whom the handles `route` issues to `principal` belong to: the route,
-/// and the principal's issuer and subject (both empty on an open route).
-pub(crate) fn owner<'a>(route: &'a str, principal: Option<&'a Arc<Principal>>) -> Owner<'a> {
-    Owner {
-        route,
-        issuer: principal.map_or("", |p| p.issuer.as_str()),
-        subject: principal.map_or("", |p| p.subject.as_str()),
-    }
 }
 
 /// The upstream session id behind the client's sealed one.

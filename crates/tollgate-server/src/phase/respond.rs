@@ -18,7 +18,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::lists;
 use crate::metered::{Completion, MeteredBody};
-use crate::phase::credential::owner;
+use crate::task_handle::owner;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
 use crate::{CallLabels, TEE_BYTES};

@@ -22,7 +22,7 @@ use tollgate_mcp::headers::NAME;
 use tollgate_mcp::{encode_header_value, splice};
 
 use crate::facts::Facts;
-use crate::phase::credential::owner;
+use crate::task_handle::owner;
 use crate::rescue::Rejection;
 use crate::route::Route;
 use crate::task_handle::{self, EXTENSION, TaskSeal};

@@ -24,7 +24,7 @@ use tollgate_mcp::sse;
 
 use super::exposed::Exposed;
 use super::{Incoming, VirtualRoute, answer, delegate};
-use crate::phase::credential::owner;
+use crate::task_handle::owner;
 use crate::rescue::Rejection;
 use tollgate_session::SessionClaims;
 

@@ -23,7 +23,7 @@ use tollgate_mcp::sse::is_event_stream;
 
 use super::exposed::Target;
 use super::{Incoming, VirtualRoute, delegate, relay};
-use crate::phase::credential::owner;
+use crate::task_handle::owner;
 use crate::rescue::Rejection;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
 
