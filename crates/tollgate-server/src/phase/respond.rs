@@ -18,9 +18,9 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::lists;
 use crate::metered::{Completion, MeteredBody};
-use crate::task_handle::owner;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
+use crate::task_handle::owner;
 use crate::{CallLabels, TEE_BYTES};
 use tollgate_session::SessionClaims;
 

@@ -22,9 +22,9 @@ use tollgate_mcp::headers::NAME;
 use tollgate_mcp::{encode_header_value, splice};
 
 use crate::facts::Facts;
-use crate::task_handle::owner;
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::task_handle::owner;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
 
 /// Whether `method` names a task by its id.

@@ -24,8 +24,8 @@ use tollgate_mcp::sse;
 
 use super::exposed::Exposed;
 use super::{Incoming, VirtualRoute, answer, delegate};
-use crate::task_handle::owner;
 use crate::rescue::Rejection;
+use crate::task_handle::owner;
 use tollgate_session::SessionClaims;
 
 /// The largest member `initialize` answer read.

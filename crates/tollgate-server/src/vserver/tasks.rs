@@ -23,8 +23,8 @@ use tollgate_mcp::sse::is_event_stream;
 
 use super::exposed::Target;
 use super::{Incoming, VirtualRoute, delegate, relay};
-use crate::task_handle::owner;
 use crate::rescue::Rejection;
+use crate::task_handle::owner;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
 
 /// The seal of member `member`'s task ids for `principal` on `v`.
