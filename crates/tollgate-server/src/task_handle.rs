@@ -54,8 +54,7 @@ pub(crate) fn owner<'a>(route: &'a str, principal: Option<&'a Arc<Principal>>) -
 pub(crate) struct TaskSeal {
     sealer: Arc<Sealer>,
     route: Arc<str>,
-    issuer: Arc<str>,
-    subject: Arc<str>,
+    principal: Option<Arc<Principal>>,
     server: Arc<str>,
 }
 
@@ -67,33 +66,33 @@ impl TaskSeal {
         principal: Option<&Arc<Principal>>,
         server: &Arc<str>,
     ) -> TaskSeal {
-        let who = owner(route, principal);
         TaskSeal {
             sealer: sealer.clone(),
             route: route.clone(),
-            issuer: Arc::from(who.issuer),
-            subject: Arc::from(who.subject),
+            principal: principal.cloned(),
             server: server.clone(),
         }
     }
 
     /// The handle the server's task `own` reaches the caller under.
     fn seal(&self, own: &str) -> Option<String> {
-        let owner = Owner {
-            route: &self.route,
-            issuer: &self.issuer,
-            subject: &self.subject,
-        };
         let task = TaskClaims {
             server: self.server.to_string(),
             task_id: own.to_owned(),
         };
+        let owner = owner(&self.route, self.principal.as_ref());
         self.sealer.seal_task(owner, &task).ok()
     }
 }
 
+/// The refusal of a task request whose handle names no task of the
+/// caller's (the handle is not echoed: it may be another's).
+pub(crate) fn unknown(id: Option<RequestId>) -> Rejection {
+    Rejection::new(ErrorKind::UnknownName, "Unknown task").with_id(id)
+}
+
 /// The task a handle names, when `owner` may use it; otherwise the refusal
-/// of an unknown task (the handle is not echoed: it may be another's).
+/// of an unknown task.
 pub(crate) fn open(
     sealer: &Sealer,
     handle: &str,
@@ -102,7 +101,7 @@ pub(crate) fn open(
 ) -> Result<TaskClaims, Rejection> {
     sealer.unseal_task(handle, owner).map_err(|why| {
         tracing::debug!(reason = %why, "task handle refused");
-        Rejection::new(ErrorKind::UnknownName, "Unknown task").with_id(id)
+        unknown(id)
     })
 }
 
@@ -230,11 +229,11 @@ impl TaskSeal {
     /// Alice's seal of server `demo`'s tasks on route `v`.
     pub(crate) fn for_tests() -> TaskSeal {
         let sealer = Sealer::new(&[&[3u8; 32]], std::time::Duration::from_secs(60));
+        let alice = Principal::bare("https://idp", "alice", tollgate_core::PrincipalKind::User);
         TaskSeal {
             sealer: Arc::new(sealer.unwrap_or_else(|_| unreachable!("a 32-byte key"))),
             route: Arc::from("v"),
-            issuer: Arc::from("https://idp"),
-            subject: Arc::from("alice"),
+            principal: Some(Arc::new(alice)),
             server: Arc::from("demo"),
         }
     }

@@ -48,7 +48,7 @@ pub(crate) fn open(route: &Route, facts: &Facts, parts: &mut Parts, body: Body) 
             "Invalid Request: task requests cannot be batched",
         ));
     };
-    let unknown = || Rejection::new(ErrorKind::UnknownName, "Unknown task").with_id(m.id.clone());
+    let unknown = || task_handle::unknown(m.id.clone());
     let handle = m.name.as_deref().ok_or_else(unknown)?;
     let caller = owner(&route.name, facts.principal.as_ref());
     let task = task_handle::open(&route.shared.sealer, handle, caller, m.id.clone())?;

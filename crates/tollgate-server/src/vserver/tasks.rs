@@ -18,14 +18,13 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use tollgate_core::{Era, ErrorKind, Principal};
+use tollgate_core::{Era, Principal};
 use tollgate_mcp::sse::is_event_stream;
 
 use super::exposed::Target;
 use super::{Incoming, VirtualRoute, delegate, relay};
 use crate::rescue::Rejection;
-use crate::task_handle::owner;
-use crate::task_handle::{self, EXTENSION, TaskSeal};
+use crate::task_handle::{self, EXTENSION, TaskSeal, owner};
 
 /// The seal of member `member`'s task ids for `principal` on `v`.
 pub(crate) fn seal_for(v: &VirtualRoute, principal: Option<&Arc<Principal>>, member: usize) -> Option<TaskSeal> {
@@ -44,7 +43,7 @@ pub(crate) async fn route(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Res
         .members
         .iter()
         .position(|m| *m.route.name == task.server)
-        .ok_or_else(|| Rejection::new(ErrorKind::UnknownName, "Unknown task").with_id(incoming.message.id.clone()))?;
+        .ok_or_else(|| task_handle::unknown(incoming.message.id.clone()))?;
     let own = task.task_id;
     let target = Target {
         member,
