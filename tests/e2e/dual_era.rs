@@ -8,7 +8,7 @@
 //! (legacy: `initialize`, `Mcp-Session-Id`, SSE progress, the session's
 //! DELETE) and the Python SDK client (auto: 2026-07-28) each get through
 //! Tollgate what they get direct, on routes in both `header_trust` modes,
-//! and a legacy client enters a virtual server over that upstream.
+//! and each client enters a virtual server over that upstream.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -25,7 +25,8 @@ async fn gateway(url: &str) -> TestGateway {
     let config = format!(
         "[[servers]]\nname = \"verify\"\nurl = \"{url}\"\nheader_trust = \"verify\"\n\n\
          [[servers]]\nname = \"trusted\"\nurl = \"{url}\"\nheader_trust = \"upstream\"\ncatalog = \"observe\"\n\n\
-         [[virtual_servers]]\nname = \"both\"\nmembers = [{{ server = \"verify\", prefix = \"py_\" }}]\n"
+         [[virtual_servers]]\nname = \"both\"\nmembers = [{{ server = \"verify\", prefix = \"py_\" }}]\n\n\
+         [[virtual_servers]]\nname = \"plain\"\nmembers = [{{ server = \"verify\", prefix = \"\" }}]\n"
     );
     let gw = TestGateway::spawn(&config).await;
     for route in ["verify", "trusted"] {
@@ -132,4 +133,22 @@ async fn a_legacy_initialize_is_answered_by_the_upstream_not_refused() {
         let text = res.text().await.unwrap();
         assert!(text.contains("\"protocolVersion\""), "{version}: {text}");
     }
+}
+
+#[tokio::test]
+async fn a_modern_client_enters_a_virtual_server_over_a_dual_era_upstream() {
+    let upstream = python_modern_server().await;
+    let gw = gateway(&upstream.url).await;
+    let mut direct = python_client(&upstream.url, &[], &[]).await;
+    let mut via = python_client(&gw.url("plain"), &[], &[]).await;
+    assert_eq!(via["protocolVersion"], "2026-07-28", "{via}");
+    // The virtual server names itself; what its member answers is the same.
+    for out in [&mut direct, &mut via] {
+        out["whoami"] = Value::Null;
+        out["server"] = Value::Null;
+    }
+    assert_eq!(
+        direct, via,
+        "a modern client's answers through a virtual server differ from direct"
+    );
 }
