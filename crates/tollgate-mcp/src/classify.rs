@@ -88,7 +88,13 @@ impl CallPlan {
 
 /// Whether a method must carry `Mcp-Name` in the 2026-07-28 era.
 fn names_target(method: &str) -> bool {
-    McpMethod::from_name(method).requires_name() || matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+    McpMethod::from_name(method).requires_name() || names_a_task(method)
+}
+
+/// Whether `method` names a task by its id (`params.taskId`; the tasks
+/// extension, SEP-2663).
+pub fn names_a_task(method: &str) -> bool {
+    matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
 }
 
 /// The versions a route serves, oldest first, for `-32022` error data.

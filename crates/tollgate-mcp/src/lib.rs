@@ -28,7 +28,9 @@ pub mod sse;
 mod version;
 
 pub use answer::{answer_errors, answer_messages};
-pub use classify::{Call, CallPlan, check_notification, classify_post, supported_versions, unsupported_version};
+pub use classify::{
+    Call, CallPlan, check_notification, classify_post, names_a_task, supported_versions, unsupported_version,
+};
 pub use completion::{CompletionRef, completion_ref};
 pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value, encode_header_value};

@@ -24,7 +24,7 @@ use bytes::Bytes;
 use futures_util::{StreamExt, stream};
 use http::HeaderValue;
 use http::header::CONTENT_LENGTH;
-use tollgate_core::{ErrorKind, Principal};
+use tollgate_core::{Era, ErrorKind, Principal};
 use tollgate_mcp::sse::{Decoder, Event, is_event_stream};
 use tollgate_mcp::{Message, MessageKind, RequestId, Scanned, scan, splice};
 use tollgate_session::{Owner, Sealer, TaskClaims};
@@ -38,6 +38,14 @@ pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const MAX_JSON_ANSWER: usize = 1024 * 1024;
 /// The largest event read from an answer stream.
 const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Whether a tool call may be answered with a task, from what it declares:
+/// in a legacy session (`era`), its capabilities were declared at
+/// `initialize`, so it may; in 2026-07-28, when its body declares the
+/// extension.
+pub(crate) fn may_become_a_task(era: Era, body: &[u8]) -> bool {
+    era == Era::Legacy || memchr::memmem::find(body, EXTENSION.as_bytes()).is_some()
+}
 
 /// Whom the handles `route` issues to `principal` belong to: the route,
 /// and the principal's issuer and subject (both empty on an open route).

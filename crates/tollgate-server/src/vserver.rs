@@ -34,7 +34,7 @@ use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
 use tollgate_core::{CallObserver, Era, ErrorKind, Principal, Via};
-use tollgate_mcp::{CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, scan};
+use tollgate_mcp::{CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, names_a_task, scan};
 
 use self::exposed::Exposed;
 use self::observe::Asked;
@@ -319,9 +319,7 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response
                 .ok_or_else(|| unknown("resource", &name, id.clone()))?;
             Ok(delegate::forward(v, incoming, entry.target(), None).await)
         }
-        (MessageKind::Request, "tasks/get" | "tasks/update" | "tasks/cancel") if exposed.tasks => {
-            tasks::route(v, incoming).await
-        }
+        (MessageKind::Request, method) if names_a_task(method) && exposed.tasks => tasks::route(v, incoming).await,
         (MessageKind::Request, "completion/complete") => complete(v, &exposed, incoming).await,
         (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => {
             session::set_level(v, incoming).await.map(observe::routed)

@@ -19,18 +19,13 @@ use http::header::CONTENT_LENGTH;
 use http::request::Parts;
 use tollgate_core::{Era, ErrorKind};
 use tollgate_mcp::headers::NAME;
-use tollgate_mcp::{encode_header_value, splice};
+use tollgate_mcp::{encode_header_value, names_a_task, splice};
 
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
 use crate::task_handle::owner;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
-
-/// Whether `method` names a task by its id.
-pub(crate) fn names_a_task(method: &str) -> bool {
-    matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
-}
 
 /// The body to forward: for a `tasks/*` request, with the task's own id in
 /// place of the caller's handle (and in `Mcp-Name`); otherwise `body`.
@@ -85,13 +80,11 @@ pub(crate) fn sealing(route: &Route, facts: &Facts) -> Option<TaskSeal> {
     may.then(|| TaskSeal::new(&route.shared.sealer, &route.name, facts.principal.as_ref(), &route.name))
 }
 
-/// Whether the tool call may be answered with a task.
+/// Whether the tool call may be answered with a task: as it declares, or,
+/// forwarded unread, when the upstream offers tasks.
 fn may_become_a_task(route: &Route, facts: &Facts, era: Era) -> bool {
-    if era == Era::Legacy {
-        return true;
-    }
     match facts.body.bytes.as_deref() {
-        Some(body) => memchr::memmem::find(body, EXTENSION.as_bytes()).is_some(),
+        Some(body) => task_handle::may_become_a_task(era, body),
         None => route.catalog.snapshot().extensions.iter().any(|e| e == EXTENSION),
     }
 }

@@ -18,13 +18,14 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use tollgate_core::{Era, Principal};
+use tollgate_core::Principal;
+use tollgate_mcp::names_a_task;
 use tollgate_mcp::sse::is_event_stream;
 
 use super::exposed::Target;
 use super::{Incoming, VirtualRoute, delegate, relay};
 use crate::rescue::Rejection;
-use crate::task_handle::{self, EXTENSION, TaskSeal, owner};
+use crate::task_handle::{self, TaskSeal, owner};
 
 /// The seal of member `member`'s task ids for `principal` on `v`.
 pub(crate) fn seal_for(v: &VirtualRoute, principal: Option<&Arc<Principal>>, member: usize) -> Option<TaskSeal> {
@@ -58,13 +59,8 @@ pub(crate) async fn route(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Res
 /// extension, or any in a legacy session, whose capabilities were declared
 /// at `initialize`).
 pub(crate) fn may_name_a_task(incoming: &Incoming) -> bool {
-    match incoming.message.method.as_str() {
-        "tasks/get" | "tasks/update" | "tasks/cancel" => true,
-        "tools/call" => {
-            incoming.era == Era::Legacy || memchr::memmem::find(&incoming.body, EXTENSION.as_bytes()).is_some()
-        }
-        _ => false,
-    }
+    let method = incoming.message.method.as_str();
+    names_a_task(method) || (method == "tools/call" && task_handle::may_become_a_task(incoming.era, &incoming.body))
 }
 
 /// Member `member`'s answer with the task ids in it sealed: each event of
