@@ -72,6 +72,7 @@ sys.path.insert(0, str(BENCH / "lib"))
 
 from pipeline import mint_token, prepare_policies  # noqa: E402
 from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
+from procstat import cpu_info  # noqa: E402
 from rawhttp import make_body, raw_request, read_response, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
     ARM_BY_NAME, ARM_HEADERS, CATALOGS, LIB, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, VIRTUAL_EXPOSED, WORK,
@@ -532,6 +533,11 @@ def markdown(doc: dict) -> str:
              f"instrumentation was on, divided by the requests. Binary: `{doc['binary']['path']}` "
              f"(profile {doc['binary']['profile']}); {doc['valgrind']}. Whole run: {doc['elapsed_s']:.0f} s.")
     L.append("")
+    if doc.get("host", {}).get("cpu"):
+        L.append(f"**CPU**: {doc['host']['cpu']['summary']}; Linux {doc['host']['kernel']}. Instruction counts do not "
+                 "depend on the CPU's speed, but they can on its model (the C library picks `memcpy` and friends by "
+                 "the CPU's features).")
+        L.append("")
     gate = doc["gate"]
     L += ["## Instructions per request", "",
           "| Arm | what | Ir / request | baseline | change | gate |", "|---|---|---|---|---|---|"]
@@ -701,6 +707,7 @@ def main() -> int:
         "binary": {"path": str(Path(binary).resolve()).replace(str(Path.home()), "~", 1), "profile": profile,
                    "line_tables": bool(chains)},
         "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip(),
+        "host": {"cpu": cpu_info(), "kernel": os.uname().release},
         "requests": N,
         "warmup": WARMUP,
         "arms": {},

@@ -58,7 +58,7 @@ import report  # noqa: E402
 from load import run_oha, run_wrk, wrk_lua  # noqa: E402
 from pipeline import check_audit_trails, mint_token, prepare_policies  # noqa: E402
 from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
-from procstat import Meter, children_of, proc_status, thread_cpu  # noqa: E402
+from procstat import Meter, children_of, cpu_info, proc_status, thread_cpu  # noqa: E402
 from rawhttp import idle_memory, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
     ARM_BY_NAME, ARM_HEADERS, ARMS, CATALOGS, FULL_ROUTE, LIB, LIST_BODY, PORTS, REQUESTS, RESULTS, ROOT, S, SSE_ARMS,
@@ -86,13 +86,15 @@ def git(*args: str) -> str:
 def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool) -> dict:
     """The result document before any measurement: the run, host, tools
     and settings, and empty lists for the phases to fill."""
+    cpu = cpu_info()
     return {
         "schema": 1,
         "started": started.isoformat(timespec="seconds"),
         "git": {"sha": sha, "short": short, "dirty": dirty},
         "host": {
             "cpus": os.cpu_count(),
-            "cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?"),
+            "cpu_model": cpu["model"],
+            "cpu": cpu,
             "kernel": platform.release(),
             "clk_tck": TICK,
         },
@@ -336,6 +338,7 @@ def main() -> int:
     for kind, body in bodies.items():
         body_paths[kind].write_bytes(body)
     doc = new_doc(started, sha, short, dirty)
+    log(f"CPU: {doc['host']['cpu']['summary']}")
 
     procs = Procs()
     signal.signal(signal.SIGTERM, on_signal)

@@ -1,7 +1,7 @@
 """The sections of a result's markdown summary.
 
 Owns the wording and the tables of the .md file: the introduction (run
-settings, noise, arms), then one function per section (targets,
+settings, machine, noise, arms), then one function per section (targets,
 throughput, latency, tools/list against tools/call, virtual servers, full
 pipeline, audit trails, SSE, idle memory), each taking the result (with its
 summary) and returning its lines. report.py joins them in order.
@@ -37,10 +37,12 @@ def intro(doc: dict) -> list[str]:
            f"in {doc['list']['answer_bytes']} B"
            + ("; arm Vl: the same request, answered by a virtual server of 500 tools" if "Vl" in doc["arms"] else "")
            + ")" if doc.get("list") else "")
-        + f". Server side on core {st['server_cpu']}, "
-        f"load generator on core {st['client_cpu']}. {doc['host']['cpus']} x {doc['host']['cpu_model']}, Linux {doc['host']['kernel']}; "
-        f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}."
+        + f". Server side on core {st['server_cpu']}, load generator on core {st['client_cpu']}."
     )
+    L.append("")
+    cpu = doc["host"].get("cpu", {}).get("summary") or f"{doc['host']['cpus']} x {doc['host']['cpu_model']}"
+    L.append(f"**CPU**: {cpu}. Linux {doc['host']['kernel']}; "
+             f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}.")
     L.append("")
     L.append(
         f"Noise: {n['noisy_runs']} of {n['runs']} runs noisy (other processes above {st['noisy_cores']:g} core, "
