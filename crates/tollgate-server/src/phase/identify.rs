@@ -26,7 +26,7 @@ use tollgate_telemetry::{McpCall, ServerSpan};
 use tracing::field::display;
 
 use crate::body::CountedBody;
-use crate::facts::{BodyFacts, BytesIn, CallIdentity, Delegated, Facts, content_length, family_of};
+use crate::facts::{BodyFacts, BytesIn, CallIdentity, Delegated, Facts, family_of};
 use crate::phase::classify::{Classified, Kind};
 use crate::rescue::Rejection;
 use crate::route::Route;
@@ -53,7 +53,8 @@ pub(crate) async fn identify(
     parts: &Parts,
     body: Body,
 ) -> Result<(Identified, Body), Stop> {
-    let (read, outcome) = identity(route, request, parts, body).await;
+    let declared = authenticated.facts.arrival.declared;
+    let (read, outcome) = identity(route, request, (parts, declared), body).await;
     let mut facts = authenticated.facts;
     facts.read(read);
     match outcome {
@@ -95,10 +96,16 @@ fn server_span(route: &Route, facts: &Facts, (call, family): (&Call, McpMethod),
     })
 }
 
-/// The call of a classified request, and what its body told.
-async fn identity(route: &Route, request: &Classified, parts: &Parts, body: Body) -> (BodyFacts, Outcome) {
+/// The call of a classified request, and what its body told; `declared`
+/// is the body size its `Content-Length` declares, read once on arrival.
+async fn identity(
+    route: &Route,
+    request: &Classified,
+    (parts, declared): (&Parts, Option<u64>),
+    body: Body,
+) -> (BodyFacts, Outcome) {
     match request.kind {
-        Kind::Post => post(route, &request.headers, parts, body).await,
+        Kind::Post => post(route, &request.headers, (parts, declared), body).await,
         Kind::Stream | Kind::EndSession if route.legacy() => {
             let family = if request.kind == Kind::Stream {
                 McpMethod::StreamGet
@@ -112,7 +119,7 @@ async fn identity(route: &Route, request: &Classified, parts: &Parts, body: Body
                 scanned: false,
             };
             let facts = BodyFacts {
-                bytes_in: BytesIn::Known(content_length(parts).unwrap_or(0)),
+                bytes_in: BytesIn::Known(declared.unwrap_or(0)),
                 ..BodyFacts::default()
             };
             (facts, Ok((CallIdentity { call, family }, body)))
@@ -127,13 +134,18 @@ async fn identity(route: &Route, request: &Classified, parts: &Parts, body: Body
     }
 }
 
-async fn post(route: &Route, headers: &StandardHeaders, parts: &Parts, body: Body) -> (BodyFacts, Outcome) {
+async fn post(
+    route: &Route,
+    headers: &StandardHeaders,
+    (parts, declared): (&Parts, Option<u64>),
+    body: Body,
+) -> (BodyFacts, Outcome) {
     if let Err(e) = check_content_type(parts) {
         return (BodyFacts::default(), Err(e));
     }
     let trusted = route.trusts_headers();
     match CallPlan::from_headers(headers, trusted, route.served_versions()) {
-        Ok(CallPlan::HeadersOnly(call)) => unread(parts, body, call),
+        Ok(CallPlan::HeadersOnly(call)) => unread(declared, body, call),
         Ok(CallPlan::ScanBody) => match read(body).await {
             Err(e) => (BodyFacts::default(), Err(e)),
             Ok(bytes) => {
@@ -158,9 +170,9 @@ async fn post(route: &Route, headers: &StandardHeaders, parts: &Parts, body: Bod
 }
 
 /// A call identified from its headers: the body streams upstream unread.
-fn unread(parts: &Parts, body: Body, call: Call) -> (BodyFacts, Outcome) {
+fn unread(declared: Option<u64>, body: Body, call: Call) -> (BodyFacts, Outcome) {
     let family = family_of(&call.messages);
-    let (bytes_in, body) = match content_length(parts) {
+    let (bytes_in, body) = match declared {
         Some(n) => (BytesIn::Known(n), body),
         None => {
             let count = Arc::new(AtomicU64::new(0));
