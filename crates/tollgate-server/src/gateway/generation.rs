@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer};
 use tollgate_config::{Loaded, Server, Timeouts};
 use tollgate_core::CallObserver;
-use tollgate_meter::{CallMetrics, TokenEstimator};
+use tollgate_meter::CallMetrics;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
@@ -25,6 +25,7 @@ use crate::catalog::Approvals;
 use crate::catalog::service::SyncSettings;
 use crate::live::Generation;
 use crate::route::Shared;
+use crate::settings;
 use tollgate_catalog::Mode;
 use tollgate_session::Sealer;
 
@@ -75,7 +76,7 @@ pub(crate) fn build(
         anonymous: Arc::new(anonymous()),
         approvals: base.approvals.clone(),
         spans: base.spans.clone(),
-        estimator: TokenEstimator::from_config(&config.audit),
+        estimator: settings::estimator(&config.audit),
         limiter: Arc::new(limiter(&loaded, previous)?),
     });
     let mut observers: Vec<Arc<dyn CallObserver>> = vec![
