@@ -130,7 +130,8 @@ impl Gateway {
         let workers = worker_count(config);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
-        let tracing = TracingGuard::new(&config.tracing).map_err(|e| GatewayError::Tracing(e.to_string()))?;
+        let tracing = TracingGuard::new(&crate::settings::tracing(&config.tracing))
+            .map_err(|e| GatewayError::Tracing(e.to_string()))?;
         let lock_path = config.catalog.resolved_lock(&loaded.path);
         let (lock, approved) = LockFile::open(lock_path).map_err(GatewayError::Catalog)?;
         let (approvals, lock) = (Approvals::new(approved), Arc::new(lock));

@@ -5,10 +5,23 @@
 //! (rate-limit rules, budgets, prices, issuers, upstream credentials,
 //! console roles, policy modes).
 
-use tollgate_config::Audit;
+use tollgate_config::{Audit, Tracing};
 use tollgate_meter::TokenEstimator;
+use tollgate_telemetry::TracingSettings;
 
 /// The token estimate of `[audit] bytes_per_token`.
 pub(crate) fn estimator(audit: &Audit) -> TokenEstimator {
     TokenEstimator::new(audit.bytes_per_token)
+}
+
+/// The span export of `[tracing]`.
+pub(crate) fn tracing(t: &Tracing) -> TracingSettings {
+    TracingSettings {
+        enabled: t.enabled,
+        traces_url: t.traces_url(),
+        service_name: t.service_name.clone(),
+        sample_ratio: t.sample_ratio,
+        timeout: t.timeout,
+        queue_capacity: t.queue_capacity,
+    }
 }
