@@ -29,7 +29,7 @@ mod route;
 mod runtime;
 mod serve;
 mod services;
-mod settings;
+pub mod settings;
 mod spend;
 mod stack;
 mod summary;

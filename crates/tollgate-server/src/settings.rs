@@ -5,7 +5,8 @@
 //! (rate-limit rules, budgets, prices, issuers, upstream credentials,
 //! console roles, policy modes).
 
-use tollgate_config::{Audit, Tracing};
+use tollgate_config::{Audit, Config, Limits, Tracing};
+use tollgate_limit::Prices;
 use tollgate_meter::TokenEstimator;
 use tollgate_telemetry::TracingSettings;
 
@@ -23,5 +24,21 @@ pub(crate) fn tracing(t: &Tracing) -> TracingSettings {
         sample_ratio: t.sample_ratio,
         timeout: t.timeout,
         queue_capacity: t.queue_capacity,
+    }
+}
+
+/// The prices of `[[limits.prices]]`, in `[limits] currency`.
+pub fn prices(limits: &Limits) -> Prices {
+    Prices::new(limits.prices.clone(), limits.currency.clone())
+}
+
+/// What spend reports count and price calls against: `[limits]` budgets,
+/// time zone and prices.
+pub fn report(config: &Config) -> tollgate_report::Settings {
+    let limits = &config.limits;
+    tollgate_report::Settings {
+        budgets: limits.budgets.clone(),
+        time_zone: limits.time_zone.clone(),
+        prices: prices(limits),
     }
 }
