@@ -369,7 +369,7 @@ fn admin_router(
     state: admin::AdminState,
     dev: Option<Arc<DevIssuer>>,
 ) -> Result<axum::Router, GatewayError> {
-    let console = tollgate_console::Settings::from_loaded(loaded);
+    let console = crate::settings::console(loaded);
     let signin = match (&dev, &console) {
         (Some(dev), Some(settings)) if settings.issuer == dev.issuer() => Some(crate::dev_signin::routes(
             dev.clone(),

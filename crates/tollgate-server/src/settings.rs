@@ -5,10 +5,11 @@
 //! (rate-limit rules, budgets, prices, issuers, upstream credentials,
 //! console roles, policy modes).
 
-use tollgate_config::{Audit, Config, Limits, Tracing};
+use tollgate_config::{Audit, Config, Limits, Loaded, Tracing};
 use tollgate_limit::Prices;
 use tollgate_meter::TokenEstimator;
 use tollgate_telemetry::TracingSettings;
+use url::Url;
 
 /// The token estimate of `[audit] bytes_per_token`.
 pub(crate) fn estimator(audit: &Audit) -> TokenEstimator {
@@ -41,4 +42,36 @@ pub fn report(config: &Config) -> tollgate_report::Settings {
         time_zone: limits.time_zone.clone(),
         prices: prices(limits),
     }
+}
+
+/// The console of `[console]`, when it is enabled. With the development
+/// issuer, its endpoints are the admin listener's.
+pub(crate) fn console(loaded: &Loaded) -> Option<tollgate_console::Settings> {
+    let c = &loaded.config;
+    if !c.console.enabled {
+        return None;
+    }
+    let issuer = c.console_issuer()?;
+    let dev = c.dev_issuer_url().filter(|d| *d == issuer);
+    let dev_endpoint = |path: &str| dev.as_ref().and_then(|d| Url::parse(&format!("{d}/{path}")).ok());
+    let url = c.console_url();
+    Some(tollgate_console::Settings {
+        audiences: std::iter::once(url.clone())
+            .chain(c.console.audiences.iter().cloned())
+            .collect(),
+        url,
+        authorization_endpoint: c
+            .console
+            .authorization_endpoint
+            .clone()
+            .or_else(|| dev_endpoint("authorize")),
+        token_endpoint: c.console.token_endpoint.clone().or_else(|| dev_endpoint("token")),
+        issuer,
+        client_id: c.console.client_id.clone(),
+        client_secret: loaded.console_secret.as_ref().map(|s| s.expose().to_vec()),
+        scopes: c.console.scopes.clone(),
+        session_ttl: c.console.session_ttl.as_secs(),
+        roles: c.console.roles.clone(),
+        cookie_key: loaded.session_keys.first().map(|k| k.expose().to_vec()),
+    })
 }
