@@ -338,7 +338,7 @@ impl Drop for AbortOnDrop {
 
 /// The policy engine of `[policy]`, or `None` when no directory is set.
 fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayError> {
-    let Some(settings) = tollgate_policy::Settings::from_config(&loaded.config, &loaded.path) else {
+    let Some(settings) = crate::settings::policy(loaded) else {
         tracing::warn!("no [policy] dir configured: every authenticated call is allowed");
         return Ok(None);
     };

@@ -75,3 +75,21 @@ pub(crate) fn console(loaded: &Loaded) -> Option<tollgate_console::Settings> {
         cookie_key: loaded.session_keys.first().map(|k| k.expose().to_vec()),
     })
 }
+
+/// The policy engine of `[policy]` and each route's mode, relative to the
+/// configuration file; `None` when `[policy] dir` is unset (no
+/// authorization by policy).
+pub(crate) fn policy(loaded: &Loaded) -> Option<tollgate_policy::Settings> {
+    let (config, p) = (&loaded.config, &loaded.config.policy);
+    Some(tollgate_policy::Settings {
+        dir: p.resolved_dir(&loaded.path)?,
+        default_mode: p.mode,
+        route_modes: p.route_modes(config),
+        utc_offset_seconds: p.utc_offset.seconds(),
+        principal_cache_entries: config.auth.token_cache_entries.max(1),
+        decision_cache_entries: p.decision_cache_entries,
+    })
+}
+
+#[cfg(test)]
+mod tests;
