@@ -5,7 +5,8 @@
 //! (rate-limit rules, budgets, prices, issuers, upstream credentials,
 //! console roles, policy modes).
 
-use tollgate_config::{Audit, Config, Limits, Loaded, Tracing};
+use tollgate_auth::{AuthenticatorSettings, BrokerRoute, BrokerSettings, ProtectedResource, SetupError};
+use tollgate_config::{Audit, Config, Limits, Loaded, ServerAuth, Tracing};
 use tollgate_limit::Prices;
 use tollgate_meter::TokenEstimator;
 use tollgate_telemetry::TracingSettings;
@@ -89,6 +90,53 @@ pub(crate) fn policy(loaded: &Loaded) -> Option<tollgate_policy::Settings> {
         principal_cache_entries: config.auth.token_cache_entries.max(1),
         decision_cache_entries: p.decision_cache_entries,
     })
+}
+
+/// The token validator of `[auth]`, with the introspection secrets
+/// resolved at load.
+pub(crate) fn authenticator(loaded: &Loaded) -> AuthenticatorSettings {
+    let auth = &loaded.config.auth;
+    AuthenticatorSettings {
+        issuers: auth.issuers.clone(),
+        introspection_secrets: loaded.auth_secrets.introspection.clone(),
+        token_cache_entries: auth.token_cache_entries,
+    }
+}
+
+/// The upstream credential of every `[[servers]]` entry, with the secrets
+/// resolved at load.
+pub(crate) fn broker(loaded: &Loaded) -> BrokerSettings {
+    let secrets = &loaded.auth_secrets.credentials;
+    let routes = loaded.config.servers.iter().enumerate().map(|(i, s)| BrokerRoute {
+        name: s.name.as_str().to_owned(),
+        url: s.url.as_str().to_owned(),
+        credential: s.credential.clone(),
+        secret: secrets.get(i).cloned().flatten(),
+    });
+    BrokerSettings {
+        routes: routes.collect(),
+    }
+}
+
+/// A route as an OAuth protected resource when it `required` tokens: at
+/// its canonical `url`, needing the scopes of its `auth` table,
+/// vouched for by `issuers`.
+///
+/// # Errors
+///
+/// No canonical URL (configuration validation prevents it), or not an
+/// http(s) URL.
+pub(crate) fn resource(
+    required: bool,
+    url: Option<String>,
+    auth: &ServerAuth,
+    issuers: &[String],
+) -> Result<Option<ProtectedResource>, SetupError> {
+    if !required {
+        return Ok(None);
+    }
+    let url = url.ok_or_else(|| SetupError("auth.public_base_url is required".into()))?;
+    ProtectedResource::new(&url, issuers, &auth.scopes, &auth.scopes_supported).map(Some)
 }
 
 #[cfg(test)]
