@@ -5,8 +5,13 @@
 //! (rate-limit rules, budgets, prices, issuers, upstream credentials,
 //! console roles, policy modes).
 
+use std::path::Path;
+
+use tollgate_audit::{CaptureSettings, CredentialKind, Durability, OtlpSettings, RouteAuditSettings, SinkSettings};
 use tollgate_auth::{AuthenticatorSettings, BrokerRoute, BrokerSettings, ProtectedResource, SetupError};
-use tollgate_config::{Audit, Config, Limits, Loaded, ServerAuth, Tracing};
+use tollgate_config::{
+    Audit, Config, Credential, Limits, Loaded, Server, ServerAudit, ServerAuth, Tracing, VirtualServer, redact_url,
+};
 use tollgate_limit::Prices;
 use tollgate_meter::TokenEstimator;
 use tollgate_telemetry::TracingSettings;
@@ -137,6 +142,80 @@ pub(crate) fn resource(
     }
     let url = url.ok_or_else(|| SetupError("auth.public_base_url is required".into()))?;
     ProtectedResource::new(&url, issuers, &auth.scopes, &auth.scopes_supported).map(Some)
+}
+
+/// The audit trail of `[audit]`; a relative directory is resolved against
+/// the directory of the configuration file at `config_path`.
+pub(crate) fn sink(audit: &Audit, config_path: &Path) -> SinkSettings {
+    let otlp = &audit.otlp;
+    SinkSettings {
+        directory: audit.directory_for(config_path),
+        file_prefix: audit.file_prefix.clone(),
+        durability: match audit.durability {
+            tollgate_config::Durability::Batch => Durability::Batch,
+            tollgate_config::Durability::Strict => Durability::Strict,
+        },
+        sync_interval: audit.sync_interval,
+        sync_records: audit.sync_records.get(),
+        queue_capacity: audit.queue_capacity.get(),
+        rotate_bytes: audit.rotate_bytes.get(),
+        rotate_interval: audit.rotate_interval,
+        otlp: otlp.enabled.then(|| OtlpSettings {
+            endpoint: otlp.endpoint.as_str().trim_end_matches('/').to_owned(),
+            timeout: otlp.timeout,
+            queue_capacity: otlp.queue_capacity.get(),
+            batch_records: otlp.batch_records.get(),
+            batch_interval: otlp.batch_interval,
+        }),
+        observer: None,
+    }
+}
+
+/// What the audit records of a `[[servers]]` entry share: its upstream URL
+/// redacted, its credential kind, its `audit` table.
+pub(crate) fn route_audit(server: &Server, audit: &Audit) -> RouteAuditSettings {
+    RouteAuditSettings {
+        route: server.name.as_str().to_owned(),
+        upstream: redact_url(&server.url),
+        server_version: server.audit.server_version.clone(),
+        approved_by: server.audit.approved_by.clone(),
+        credential: match server.credential {
+            Credential::None => CredentialKind::None,
+            Credential::Static(_) => CredentialKind::Static,
+            Credential::ClientCredentials(_) => CredentialKind::ClientCredentials,
+            Credential::TokenExchange(_) => CredentialKind::TokenExchange,
+        },
+        capture: capture(&server.audit, audit),
+        bytes_per_token: audit.bytes_per_token,
+    }
+}
+
+/// What the records of the answers a virtual server gives itself (its
+/// lists, `initialize`, `find_tools`) share: nothing is forwarded, so
+/// there is no upstream or credential; `upstream` names the virtual
+/// server's URL path, and its own `audit` table applies.
+pub(crate) fn virtual_route_audit(v: &VirtualServer, audit: &Audit) -> RouteAuditSettings {
+    let name = v.name.as_str();
+    RouteAuditSettings {
+        route: name.to_owned(),
+        upstream: format!("virtual:/mcp/{name}"),
+        server_version: v.audit.server_version.clone(),
+        approved_by: v.audit.approved_by.clone(),
+        credential: CredentialKind::None,
+        capture: capture(&v.audit, audit),
+        bytes_per_token: audit.bytes_per_token,
+    }
+}
+
+/// The capture of a route's `audit` table, redacting `[audit]
+/// redact_keys` and its own.
+fn capture(route: &ServerAudit, audit: &Audit) -> CaptureSettings {
+    CaptureSettings {
+        arguments: route.capture_arguments,
+        results: route.capture_results,
+        max_bytes: route.capture_max_bytes.get(),
+        redact_keys: audit.redact_keys.iter().chain(&route.redact_keys).cloned().collect(),
+    }
 }
 
 #[cfg(test)]

@@ -95,7 +95,8 @@ fn virtual_routes(
             let doc = Bytes::copy_from_slice(resource.metadata_json());
             metadata.insert(Box::from(resource.metadata_path()), doc);
         }
-        let audit = AuditObserver::new(cx.audit.clone(), RouteAudit::for_virtual_server(v, &config.audit));
+        let route_audit = RouteAudit::new(&settings::virtual_route_audit(v, &config.audit));
+        let audit = AuditObserver::new(cx.audit.clone(), route_audit);
         let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(audit)];
         observers.extend(cx.observers.iter().cloned());
         let route = VirtualRoute::new(
@@ -124,7 +125,7 @@ fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Rout
     let resource = resource.map_err(auth_err)?;
     let audit = Arc::new(AuditObserver::new(
         cx.audit.clone(),
-        RouteAudit::from_config(server, &cx.config.audit),
+        RouteAudit::new(&settings::route_audit(server, &cx.config.audit)),
     ));
     let mut observers: Vec<Arc<dyn CallObserver>> = vec![audit.clone()];
     observers.extend(cx.observers.iter().cloned());

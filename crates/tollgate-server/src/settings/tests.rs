@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tollgate_audit::CredentialKind;
 use tollgate_config::{Environment, PolicyMode};
 use tollgate_core::{Principal, PrincipalKind};
 use tollgate_policy::{CallRequest, PolicyEngine};
@@ -60,4 +61,30 @@ policy = { mode = "enforce" }
 
     let off = load(&root.join("gw.toml"), &text.replace("dir = \"policies\"\n", ""));
     assert!(policy(&off).is_none());
+}
+
+#[test]
+fn a_routes_audit_shows_its_upstream_redacted_and_redacts_both_key_lists() {
+    let loaded = load(
+        Path::new("gw.toml"),
+        r#"
+[audit]
+bytes_per_token = 4.0
+redact_keys = ["password"]
+
+[[servers]]
+name = "github"
+url = "https://mcp.github.example.com/mcp?api_key=k"
+credential = { kind = "static", header = "x-api-key", value = { env = "K" } }
+audit = { server_version = "1.4.2", capture_arguments = true, redact_keys = ["ssn"] }
+"#,
+    );
+    let s = route_audit(&loaded.config.servers[0], &loaded.config.audit);
+    assert_eq!(s.route, "github");
+    assert_eq!(s.upstream, "https://mcp.github.example.com/mcp?<redacted>");
+    assert_eq!(s.server_version.as_deref(), Some("1.4.2"));
+    assert_eq!(s.credential, CredentialKind::Static);
+    assert!(s.capture.arguments && !s.capture.results);
+    assert_eq!(s.capture.redact_keys, ["password", "ssn"]);
+    assert!((s.bytes_per_token - 4.0).abs() < f64::EPSILON);
 }
