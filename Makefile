@@ -23,8 +23,11 @@ fmt:
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
+# Clippy, and the server crate's module layering (no import cycle, no
+# import of a higher layer: scripts/layers.py).
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	python3 scripts/layers.py
 
 nextest:
 	@$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install cargo-nextest --locked

@@ -58,7 +58,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -72,7 +71,8 @@ sys.path.insert(0, str(BENCH / "lib"))
 
 from pipeline import mint_token, prepare_policies  # noqa: E402
 from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
-from rawhttp import make_body, raw_request, read_response, sanity_check  # noqa: E402
+from procstat import cpu_info  # noqa: E402
+from rawhttp import KeepAlive, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
     ARM_BY_NAME, ARM_HEADERS, CATALOGS, LIB, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, VIRTUAL_EXPOSED, WORK,
     arm_headers, log,
@@ -213,35 +213,11 @@ def control(pid: int, *args: str) -> None:
         raise RuntimeError(f"callgrind_control {' '.join(args)} {pid}: {p.stdout}{p.stderr}")
 
 
-class Client:
-    """One kept-alive connection sending one arm's request, sequentially."""
-
-    def __init__(self, arm: str, body: bytes):
-        a = ARM_BY_NAME[arm]
-        self.arm = arm
-        self.req = raw_request(a.port, a.path, body, arm_headers(a))
-        self.sock = socket.create_connection(("127.0.0.1", a.port), timeout=60)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def send(self, n: int) -> None:
-        s, req = self.sock, self.req
-        for _ in range(n):
-            s.sendall(req)
-            status, headers, payload = read_response(s)
-            if status != 200:
-                raise RuntimeError(f"arm {self.arm} answered {status}: {payload[:300]!r}")
-            if headers.get("connection", "").lower() == "close":
-                raise RuntimeError(f"arm {self.arm} closed the kept-alive connection")
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def measure_arm(arm: str, pid: int, dump_base: Path, body: bytes) -> dict:
     """Warm up, count N requests, dump; the arm's dump file and timings."""
     a = ARM_BY_NAME[arm]
     sanity_check(arm, a.port, a.path, body, headers=arm_headers(a), result_key=REQUESTS[a.request].result_key)
-    client = Client(arm, body)
+    client = KeepAlive(arm, a.port, a.path, body, arm_headers(a))
     try:
         client.send(WARMUP)
         before = set(dump_base.parent.glob(dump_base.name + ".*"))
@@ -532,6 +508,11 @@ def markdown(doc: dict) -> str:
              f"instrumentation was on, divided by the requests. Binary: `{doc['binary']['path']}` "
              f"(profile {doc['binary']['profile']}); {doc['valgrind']}. Whole run: {doc['elapsed_s']:.0f} s.")
     L.append("")
+    if doc.get("host", {}).get("cpu"):
+        L.append(f"**CPU**: {doc['host']['cpu']['summary']}; Linux {doc['host']['kernel']}. Instruction counts do not "
+                 "depend on the CPU's speed, but they can on its model (the C library picks `memcpy` and friends by "
+                 "the CPU's features).")
+        L.append("")
     gate = doc["gate"]
     L += ["## Instructions per request", "",
           "| Arm | what | Ir / request | baseline | change | gate |", "|---|---|---|---|---|---|"]
@@ -701,6 +682,7 @@ def main() -> int:
         "binary": {"path": str(Path(binary).resolve()).replace(str(Path.home()), "~", 1), "profile": profile,
                    "line_tables": bool(chains)},
         "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip(),
+        "host": {"cpu": cpu_info(), "kernel": os.uname().release},
         "requests": N,
         "warmup": WARMUP,
         "arms": {},

@@ -7,11 +7,13 @@
 # Writes bench/results/<date>-<shortsha>.json and .md and prints the summary.
 #
 # Environment (all optional; see bench/README.md):
-#   BENCH_QUICK=1        ~2.5 minutes: 2 rounds x 2 s, 1000 idle connections
+#   BENCH_QUICK=1        ~2.5 minutes: 2 rounds x 2 s (fixed rate 1.5 s), 1000 idle connections
 #   BENCH_ROUNDS=N       rounds of interleaved arms (default 5; quick 2)
 #   BENCH_SECONDS=S      seconds per measured run (default 5; quick 2)
 #   BENCH_WARMUP=S       wrk warmup per arm and round (default 2; quick 1)
 #   BENCH_RATE=R         fixed rate for the latency runs (default 1000)
+#   BENCH_RATE_SECONDS=S seconds per fixed-rate run (default BENCH_SECONDS; quick 1.5)
+#   BENCH_SMALL_BODY_BYTES=N  body of the small-call twins As, Bs, Cvs, Cfs (default 200; 0: none)
 #   BENCH_IDLE_CONNS=N   idle keep-alive connections (default 2000; quick 1000)
 #   BENCH_PORT_BASE=P    ports P..P+14 on 127.0.0.1 (default 28080)
 #   BENCH_SKIP_BUILD=1   use the existing release binary

@@ -29,7 +29,11 @@ Arms:
   Cr  Cv's call under a rate limit (one rule, never reached) counted in
       Redis (Debian's redis-server on loopback, no persistence), own
       process
-Every arm sends a 1 KiB `tools/call` except Al, Bl, Cl and Vl (`tools/list`).
+  As, Bs, Cvs, Cfs  A, B, Cv and Cf with a 200 B `tools/call` body
+      (BENCH_SMALL_BODY_BYTES): each runs right after its twin, throughput
+      only, so that the ratio to nginx is measured at both body sizes
+Every arm sends a 1 KiB `tools/call` except Al, Bl, Cl and Vl (`tools/list`)
+and the small-body twins.
 
 Settings come from the environment; see bench/README.md.
 
@@ -58,11 +62,11 @@ import report  # noqa: E402
 from load import run_oha, run_wrk, wrk_lua  # noqa: E402
 from pipeline import check_audit_trails, mint_token, prepare_policies  # noqa: E402
 from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
-from procstat import Meter, children_of, proc_status, thread_cpu  # noqa: E402
+from procstat import Meter, children_of, cpu_info, proc_status, thread_cpu  # noqa: E402
 from rawhttp import idle_memory, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
     ARM_BY_NAME, ARM_HEADERS, ARMS, CATALOGS, FULL_ROUTE, LIB, LIST_BODY, PORTS, REQUESTS, RESULTS, ROOT, S, SSE_ARMS,
-    TICK, TOOLS, VIRTUAL_EXPOSED, WORK, arm_headers, count_sent, log, stub_list_body,
+    TICK, TOOLS, VIRTUAL_EXPOSED, WORK, arm_headers, count_sent, log, planned_load_seconds, stub_list_body,
 )
 from sse_client import SseClient, sse_round  # noqa: E402
 
@@ -83,16 +87,18 @@ def git(*args: str) -> str:
         return ""
 
 
-def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool) -> dict:
+def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool, bodies: dict[str, bytes]) -> dict:
     """The result document before any measurement: the run, host, tools
     and settings, and empty lists for the phases to fill."""
+    cpu = cpu_info()
     return {
         "schema": 1,
         "started": started.isoformat(timespec="seconds"),
         "git": {"sha": sha, "short": short, "dirty": dirty},
         "host": {
             "cpus": os.cpu_count(),
-            "cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?"),
+            "cpu_model": cpu["model"],
+            "cpu": cpu,
             "kernel": platform.release(),
             "clk_tck": TICK,
         },
@@ -105,6 +111,10 @@ def new_doc(started: dt.datetime, sha: str, short: str, dirty: bool) -> dict:
         "settings": S,
         "arms": {a.name: a.desc for a in ARMS},
         "arm_methods": {a.name: REQUESTS[a.request].method for a in ARMS},
+        # Bytes of each arm's request body, and the twin arms (another body
+        # on their twin's route and process).
+        "arm_body_bytes": {a.name: len(bodies[a.request]) for a in ARMS},
+        "arm_twins": {a.name: a.twin for a in ARMS if a.twin},
         "list": {"request_bytes": len(LIST_BODY), "answer_bytes": len(stub_list_body()),
                  "tools": stub_list_body().count('"inputSchema"')},
         "virtual": {"exposed_tools": VIRTUAL_EXPOSED, "page_size": 100},
@@ -177,6 +187,7 @@ def server_pids(p: dict[str, subprocess.Popen]) -> tuple[dict[str, int], dict[st
     gw, gwa, gwf, gwv, gwr = p["gw"].pid, p["gwa"].pid, p["gwf"].pid, p["gwv"].pid, p["gwr"].pid
     serving = {"A": stub_worker[0], "B": proxy_worker[0], "Cu": gw, "Cv": gw, "Ca": gwa, "Cf": gwf,
                "Al": stub_worker[0], "Bl": proxy_worker[0], "Cl": gw, "Cm": gwv, "Vc": gwv, "Vl": gwv, "Cr": gwr}
+    serving.update({a.name: serving[a.twin] for a in ARMS if a.twin})
     meter_pids = {"stub": stub_worker[0], "nginx": proxy_worker[0], "tollgate": gw, "sse": p["sse"].pid,
                   "tollgate_audit": gwa, "tollgate_full": gwf, "tollgate_virtual": gwv, "catalog_stub": p["catalog"].pid,
                   "tollgate_redis": gwr, "redis": p["redis"].pid}
@@ -200,10 +211,11 @@ def noise_note(m: Meter) -> str:
 
 
 def throughput_round(doc: dict, r: int, meter_pids: dict[str, int], luas: dict[str, Path]) -> None:
-    """One round of wrk at saturation, every arm, each after its warmup."""
-    for name, port, path, _, _ in ARMS:
-        url = f"http://127.0.0.1:{port}{path}"
-        if S["warmup_seconds"] > 0:
+    """One round of wrk at saturation, every arm, each after its warmup
+    (a twin arm's is its twin's run just before)."""
+    for arm in ARMS:
+        name, url = arm.name, f"http://127.0.0.1:{arm.port}{arm.path}"
+        if S["warmup_seconds"] > 0 and not arm.twin:
             count_sent(name, run_wrk(url, S["warmup_seconds"], luas[name])["requests"])
         with Meter(meter_pids) as m:
             res = run_wrk(url, S["seconds"], luas[name])
@@ -215,11 +227,13 @@ def throughput_round(doc: dict, r: int, meter_pids: dict[str, int], luas: dict[s
 
 
 def fixed_rate_round(doc: dict, r: int, meter_pids: dict[str, int], body_paths: dict[str, Path]) -> None:
-    """One round of oha at the fixed rate, every arm."""
+    """One round of oha at the fixed rate, every arm but the twins."""
     for arm in ARMS:
+        if arm.twin:
+            continue
         name, url = arm.name, f"http://127.0.0.1:{arm.port}{arm.path}"
         with Meter(meter_pids) as m:
-            res = run_oha(url, S["seconds"], body_paths[arm.request], arm_headers(arm))
+            res = run_oha(url, S["rate_seconds"], body_paths[arm.request], arm_headers(arm))
         count_sent(name, res["requests"])
         doc["fixed_rate"].append({"arm": name, "round": r, **res, **m.result})
         bad = sum(v for k, v in res["status"].items() if k != "200") + sum(res["errors"].values())
@@ -275,7 +289,10 @@ def measure(doc: dict, procs: Procs, bodies: dict[str, bytes], body_paths: dict[
                                        arm_headers(a)))
         procs.check()
 
+    t0 = time.monotonic()
+    log(f"load rounds: {len(ARMS)} arms x {S['rounds']} rounds, about {planned_load_seconds():.0f} s")
     load_rounds(doc, procs, meter_pids, rss_pids, luas, body_paths)
+    doc["load_seconds"] = {"planned": round(planned_load_seconds(), 1), "took": round(time.monotonic() - t0, 1)}
     sse_rounds(doc, procs, meter_pids, bodies["call"])
     # CPU per thread of each Tollgate process over the whole run: shows
     # the audit writer thread apart from the request path.
@@ -294,6 +311,7 @@ def shown(path: Path) -> str:
 def write_results(doc: dict, started: dt.datetime, short: str) -> None:
     """Summarize, write RESULTS/<date>-<short>[-N].json and .md, print the markdown."""
     doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    doc["elapsed_s"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
     doc["summary"] = report.summarize(doc)
     stem = f"{started.strftime('%Y-%m-%d')}-{short}"
     json_path = RESULTS / f"{stem}.json"
@@ -332,10 +350,13 @@ def main() -> int:
     short = git("rev-parse", "--short", rev or "HEAD") or "unknown"
     dirty = bool(git("status", "--porcelain", "--untracked-files=no", *(("--", "bench") if rev else ())))
     bodies = {"call": make_body(S["body_bytes"]), "list": LIST_BODY}
+    if S["small_body_bytes"] > 0:
+        bodies["call-small"] = make_body(S["small_body_bytes"])
     body_paths = {kind: WORK / f"body-{kind}.json" for kind in bodies}
     for kind, body in bodies.items():
         body_paths[kind].write_bytes(body)
-    doc = new_doc(started, sha, short, dirty)
+    doc = new_doc(started, sha, short, dirty, bodies)
+    log(f"CPU: {doc['host']['cpu']['summary']}")
 
     procs = Procs()
     signal.signal(signal.SIGTERM, on_signal)

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from settings import AUDITED, BENCH, FULL_ROUTE, ROOT, SENT, TOOLS, WORK, log
+from settings import AUDITED, BENCH, FULL_ROUTE, ROOT, SENT, TOOLS, WORK, log, twins_of
 from summary import serving_key
 
 
@@ -80,15 +80,15 @@ def count_records(files: list[Path]) -> dict:
 
 def audit_trail(arm: str, directory: Path) -> dict:
     """Count the records a stopped gateway wrote, compare them with the
-    requests sent to its arm, and check the chain with `tollgate audit
-    verify`."""
+    requests sent to its arm and to the arm's twins (Cfs's calls go to Cf's
+    process), and check the chain with `tollgate audit verify`."""
     files = sorted(directory.glob("*.jsonl"))
     n = count_records(files)
     size, kinds, outcomes, dropped = n["bytes"], n["kinds"], n["outcomes"], n["dropped"]
     p = subprocess.run([TOOLS["tollgate"], "audit", "verify", "--sealed", str(directory)],
                        capture_output=True, text=True, timeout=600)
     calls = kinds.get("call", 0)
-    sent = SENT.get(arm, 0)
+    sent = sum(SENT.get(a, 0) for a in (arm, *twins_of(arm)))
     rec = {
         "arm": arm,
         "files": len(files),
@@ -100,6 +100,7 @@ def audit_trail(arm: str, directory: Path) -> dict:
         "statuses": n["statuses"],
         "dropped": dropped,
         "requests_sent": sent,
+        "arms_sent": [arm, *twins_of(arm)],
         "records_per_request": round(calls / sent, 4) if sent else None,
         "bytes_per_record": round(size / calls, 1) if calls else None,
         "verify_ok": p.returncode == 0,

@@ -3,14 +3,17 @@
 Owns everything the harness learns about processes and the machine from
 /proc: CPU ticks of a process and of its threads, RSS, system CPU and
 steal, load average, kernel TCP memory, the children of a process (the
-nginx workers), and `Meter`, the context manager around every measured run.
+nginx workers), the CPU the run is on (`cpu_info`), and `Meter`, the
+context manager around every measured run.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import resource
 import time
+from pathlib import Path
 
 from settings import S, TICK
 
@@ -85,6 +88,86 @@ def sockstat_tcp_mem_kib() -> int:
                 parts = line.split()
                 return int(parts[parts.index("mem") + 1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     return 0
+
+
+def _cache_sizes() -> dict[str, str]:
+    """CPU 0's caches from sysfs: level (L1d, L1i, L2, L3) -> size, with
+    "per core" or "shared by N" from the CPUs that share it."""
+    out: dict[str, str] = {}
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in sorted(base.glob("index*")):
+        try:
+            level = (idx / "level").read_text().strip()
+            kind = (idx / "type").read_text().strip()
+            size = (idx / "size").read_text().strip()
+            shared = (idx / "shared_cpu_list").read_text().strip()
+        except OSError:
+            continue
+        name = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
+        cpus = sum(int(b) - int(a) + 1 if "-" in r else 1
+                   for r in shared.split(",") if r for a, _, b in [r.partition("-")])
+        if size.endswith("K") and int(size[:-1]) >= 1024 and int(size[:-1]) % 1024 == 0:
+            size = f"{int(size[:-1]) // 1024} MiB"
+        elif size.endswith("K"):
+            size = f"{size[:-1]} KiB"
+        out[name] = size + (" per core" if cpus == 1 else f" shared by {cpus} CPUs")
+    return out
+
+
+def cpu_info() -> dict:
+    """The CPU a run is on, from /proc/cpuinfo and sysfs: model name,
+    family/model/stepping (a virtual machine's model name is often just
+    "AMD EPYC"; the numbers tell the generation), clock, logical CPUs,
+    sockets, cores and threads per core, caches, and whether it is a guest.
+    `summary` is the one line the reports print."""
+    procs: list[dict[str, str]] = [{}]
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    if procs[-1]:
+                        procs.append({})
+                    continue
+                key, _, value = line.partition(":")
+                procs[-1][key.strip()] = value.strip()
+    except OSError:
+        pass
+    procs = [p for p in procs if p]
+    first = procs[0] if procs else {}
+    num = lambda key: int(first[key]) if first.get(key, "").isdigit() else None  # noqa: E731
+    sockets = len({p.get("physical id") for p in procs}) or None
+    cores = num("cpu cores")
+    siblings = num("siblings")
+    threads = siblings // cores if cores and siblings else None
+    try:
+        mhz = round(float(first.get("cpu MHz", "")))
+    except ValueError:
+        mhz = None
+    guest = "hypervisor" in first.get("flags", "").split()
+    info = {
+        "model": first.get("model name") or first.get("Model") or platform.processor() or "?",
+        "vendor": first.get("vendor_id"),
+        "family": num("cpu family"),
+        "model_number": num("model"),
+        "stepping": num("stepping"),
+        "microcode": first.get("microcode"),
+        "mhz": mhz,
+        "logical_cpus": os.cpu_count(),
+        "sockets": sockets,
+        "cores_per_socket": cores,
+        "threads_per_core": threads,
+        "caches": _cache_sizes(),
+        "virtual_machine": guest,
+    }
+    ident = ", ".join(f"{k} {info[v]}" for k, v in (("family", "family"), ("model", "model_number"),
+                                                    ("stepping", "stepping")) if info[v] is not None)
+    shape = (f" ({sockets} socket{'s' if sockets != 1 else ''} x {cores} cores x {threads} thread{'s' if threads != 1 else ''})"
+             if sockets and cores and threads else "")
+    caches = ", ".join(f"{k} {v}" for k, v in info["caches"].items() if k in ("L2", "L3"))
+    info["summary"] = (f"{info['model']}{f' ({ident})' if ident else ''}, {info['logical_cpus']} logical CPUs{shape}"
+                       + (f", {mhz} MHz" if mhz else "") + (f", {caches}" if caches else "")
+                       + (", virtual machine" if guest else ""))
+    return info
 
 
 def children_of(pid: int) -> list[int]:

@@ -2,9 +2,11 @@
 
 Owns the benchmark's request (`make_body`, `raw_request`), reading a
 response off a socket, the one-request sanity check of every arm before
-the load starts, and the idle keep-alive connection test (`idle_memory`),
-which needs many sockets held open rather than a load tool. The SSE client
-built on the same requests is in sse_client.py.
+the load starts, the idle keep-alive connection test (`idle_memory`),
+which needs many sockets held open rather than a load tool, and
+`KeepAlive`, one connection sending an arm's request over and over (the
+callgrind and allocation counts). The SSE client built on the same
+requests is in sse_client.py.
 """
 
 from __future__ import annotations
@@ -71,6 +73,30 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
                 raise ConnectionError("connection closed in the body")
             rest += data
     return status, headers, rest
+
+
+class KeepAlive:
+    """One kept-alive connection sending one arm's request, sequentially,
+    each answer read in full and required to be a 200."""
+
+    def __init__(self, arm: str, port: int, path: str, body: bytes, headers: list[tuple[str, str]]):
+        self.arm = arm
+        self.req = raw_request(port, path, body, headers)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send(self, n: int) -> None:
+        s, req = self.sock, self.req
+        for _ in range(n):
+            s.sendall(req)
+            status, headers, payload = read_response(s)
+            if status != 200:
+                raise RuntimeError(f"arm {self.arm} answered {status}: {payload[:300]!r}")
+            if headers.get("connection", "").lower() == "close":
+                raise RuntimeError(f"arm {self.arm} closed the kept-alive connection")
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 def dechunk(data: bytes) -> bytes:

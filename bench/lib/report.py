@@ -30,6 +30,7 @@ SECTIONS = (
     tables.intro,
     tables.targets_table,
     tables.throughput_table,
+    tables.body_size_table,
     tables.latency_table,
     tables.list_table,
     tables.virtual_table,

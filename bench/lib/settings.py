@@ -34,6 +34,11 @@ S = {
     "quick": QUICK,
     "rounds": env_num("BENCH_ROUNDS", 2 if QUICK else 5),
     "seconds": env_num("BENCH_SECONDS", 2 if QUICK else 5, float),
+    # Length of each fixed-rate (oha) run: the measured run's length, but
+    # 1.5 s in quick mode (unless BENCH_SECONDS is set), which pays for the
+    # small-body arms' throughput runs.
+    "rate_seconds": env_num("BENCH_RATE_SECONDS", 1.5 if QUICK and not os.environ.get("BENCH_SECONDS", "").strip()
+                            else env_num("BENCH_SECONDS", 2 if QUICK else 5, float), float),
     "warmup_seconds": env_num("BENCH_WARMUP", 1 if QUICK else 2, float),
     "conns": env_num("BENCH_CONNS", 32),
     "rate": env_num("BENCH_RATE", 1000),
@@ -43,6 +48,8 @@ S = {
     "sse_events": 3,
     "sse_gap_ms": 2.0,
     "body_bytes": env_num("BENCH_BODY_BYTES", 1024),
+    # The small tools/call body of the twin arms (As, Bs, Cvs, Cfs); 0 leaves them out.
+    "small_body_bytes": env_num("BENCH_SMALL_BODY_BYTES", 200),
     "noisy_cores": env_num("BENCH_NOISY_CORES", 0.5, float),
     "noisy_steal": env_num("BENCH_NOISY_STEAL", 0.1, float),
     "sse_block": 20,
@@ -113,6 +120,9 @@ class Request(NamedTuple):
 
 REQUESTS = {
     "call": Request("tools/call", MCP_HEADERS, None),
+    # The same call with a small body (S["small_body_bytes"]): agents send
+    # many short calls, and a proxy's fixed cost per request weighs more there.
+    "call-small": Request("tools/call", MCP_HEADERS, None),
     "list": Request("tools/list", LIST_HEADERS, "tools"),
 }
 
@@ -133,22 +143,44 @@ def stub_list_body() -> str:
 
 
 class Arm(NamedTuple):
-    """A throughput / fixed-rate arm: where it sends, and which request."""
+    """A throughput / fixed-rate arm: where it sends, and which request.
+
+    A twin arm (`twin` set) sends another body to its twin's route, process
+    and headers. It runs right after its twin in each round, throughput
+    only: no warmup of its own (its twin's run just warmed the same process
+    and route) and no fixed-rate run (the latency targets are on the 1 KiB
+    call)."""
     name: str
     port: int
     path: str
     desc: str
     request: str = "call"  # a key of REQUESTS
+    twin: str | None = None
+
+
+SMALL = S["small_body_bytes"]
+
+
+def small_twin(name: str, twin: str, port: int, path: str, what: str) -> list[Arm]:
+    """The small-body twin of an arm, unless BENCH_SMALL_BODY_BYTES=0."""
+    if SMALL <= 0:
+        return []
+    return [Arm(name, port, path, f"{what}, {SMALL} B `tools/call` body (twin of {twin}: throughput only)",
+                "call-small", twin)]
 
 
 ARMS = [
     Arm("A", PORTS["A"], "/mcp", "direct to the upstream stub"),
+    *small_twin("As", "A", PORTS["A"], "/mcp", "direct to the upstream stub"),
     Arm("B", PORTS["B"], "/mcp/bench", "nginx proxy_pass (keep-alive, proxy_buffering off)"),
+    *small_twin("Bs", "B", PORTS["B"], "/mcp/bench", "nginx proxy_pass"),
     Arm("Cu", PORTS["C"], "/mcp/bench", 'Tollgate, header_trust = "upstream" (zero-parse)'),
     Arm("Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify" (body scan)'),
+    *small_twin("Cvs", "Cv", PORTS["C"], "/mcp/bench-verify", 'Tollgate, header_trust = "verify"'),
     Arm("Ca", PORTS["CA"], "/mcp/bench-audit", "Tollgate, verify + audit trail (batch durability)"),
     Arm("Cf", PORTS["CF"], "/mcp/bench-full",
         "Tollgate, full pipeline: verify + bearer JWT (cached) + scope + Cedar (100 policies) + audit (batch)"),
+    *small_twin("Cfs", "Cf", PORTS["CF"], "/mcp/bench-full", "Tollgate, full pipeline"),
     Arm("Al", PORTS["A"], "/mcp-list", "tools/list direct to the upstream stub (12 tools, 4 KiB answer)", "list"),
     Arm("Bl", PORTS["B"], "/mcp/bench-list", "tools/list through nginx proxy_pass", "list"),
     Arm("Cl", PORTS["C"], "/mcp/bench-list",
@@ -192,8 +224,28 @@ def log(msg: str) -> None:
 
 
 def arm_headers(arm: Arm) -> list[tuple[str, str]]:
-    """Every header an arm's requests carry besides Host and Content-Length."""
-    return REQUESTS[arm.request].headers + ARM_HEADERS.get(arm.name, [])
+    """Every header an arm's requests carry besides Host and Content-Length
+    (a twin arm carries its twin's: Cfs sends Cf's token)."""
+    return REQUESTS[arm.request].headers + ARM_HEADERS.get(arm.name, ARM_HEADERS.get(arm.twin or "", []))
+
+
+def twins_of(name: str) -> list[str]:
+    """The twin arms of an arm (Cf -> [Cfs])."""
+    return [a.name for a in ARMS if a.twin == name]
+
+
+def planned_load_seconds() -> float:
+    """How long the load rounds take, from the settings: per round, every
+    arm's wrk run (with its warmup unless a twin) and every fixed-rate run
+    (not for twins), plus about 0.1 s to start each tool."""
+    per_round = 0.0
+    for a in ARMS:
+        per_round += S["seconds"] + 0.1
+        if not a.twin:
+            per_round += S["rate_seconds"] + 0.1
+            if S["warmup_seconds"] > 0:
+                per_round += max(1, round(S["warmup_seconds"])) + 0.1
+    return per_round * S["rounds"]
 
 
 def count_sent(arm: str, requests: int) -> None:

@@ -2,11 +2,12 @@
 
 Owns the statistics (`pct`, `pick`: the median of per-round values over
 clean rounds), which arm each arm is compared with (`direct_of`,
-`nginx_of`: the `tools/list` arms Bl and Cl with Al and Bl, Vl with none,
-every other arm with A and B) and `summarize_runs`, which turns the raw
-runs of a result into per-arm throughput, latency, SSE and idle-memory
-summaries, the pipeline's parts (one arm minus another), `tools/list`
-against `tools/call`, the virtual servers and the noise of the run. The
+`nginx_of`: the `tools/list` arms Bl and Cl with Al and Bl, the small-body
+arms Bs, Cvs and Cfs with As and Bs, Vl with none, every other arm with A
+and B) and `summarize_runs`, which turns the raw runs of a result into
+per-arm throughput, latency, SSE and idle-memory summaries, the pipeline's
+parts (one arm minus another), `tools/list` against `tools/call`, the two
+body sizes, the virtual servers and the noise of the run. The
 verdicts against the targets are in targets.py; report.py puts both
 together.
 
@@ -23,21 +24,25 @@ import statistics
 C_ARMS = ("Cu", "Cv", "Ca", "Cf")
 # The tools/list arms: direct, nginx, Tollgate (route without policies).
 LIST_ARMS = ("Al", "Bl", "Cl")
+# The small-body twins of A, B, Cv and Cf (a 200 B `tools/call`): direct,
+# nginx, Tollgate verify, Tollgate full pipeline. Throughput only.
+SMALL_ARMS = ("As", "Bs", "Cvs", "Cfs")
 # Arms the gateway answers itself: no direct or nginx arm does the same
 # (a virtual server's tools/list comes from its catalog).
 OWN_ANSWER_ARMS = ("Vl",)
 # Every Tollgate arm with an upstream answer, compared with its direct arm
 # and its nginx arm.
-GATEWAY_ARMS = C_ARMS + ("Cl", "Cm", "Vc", "Cr")
+GATEWAY_ARMS = C_ARMS + ("Cl", "Cm", "Vc", "Cr", "Cvs", "Cfs")
 # Arms compared with besides the direct and nginx arms: Ca (audit) and Cf
 # (full pipeline) against the pure verify proxy Cv, and Cf against Ca; the
 # direct tools/list against the direct tools/call (how much heavier the
 # list answer is for the stub), Cl against Cv (the same process).
 # A call through a virtual server (Vc) against the same call on its
 # member's own route (Cm). A call counted by a rate limit in Redis (Cr)
-# against the same call without limits (Cv).
+# against the same call without limits (Cv). The small-body full pipeline
+# (Cfs) against the small-body verify proxy (Cvs).
 EXTRA_BASES = {"Ca": ("Cv",), "Cf": ("Cv", "Ca"), "Al": ("A",), "Cl": ("Cv",), "Vc": ("Cm",),
-               "Cr": ("Cv",)}
+               "Cr": ("Cv",), "Cfs": ("Cvs",)}
 # The pipeline's parts, as differences of arms: (name, arm, base, what).
 PARTS = [
     ("audit", "Ca", "Cv", "audit trail (batch)"),
@@ -82,20 +87,23 @@ def by_round(records: list[dict]) -> dict[int, dict[str, dict]]:
 def serving_key(arm: str) -> str:
     return {"A": "stub", "B": "nginx", "Ca": "tollgate_audit", "Cf": "tollgate_full",
             "Al": "stub", "Bl": "nginx", "Cm": "tollgate_virtual", "Vc": "tollgate_virtual",
-            "Vl": "tollgate_virtual", "Cr": "tollgate_redis"}.get(arm, "tollgate")
+            "Vl": "tollgate_virtual", "Cr": "tollgate_redis",
+            "As": "stub", "Bs": "nginx", "Cfs": "tollgate_full"}.get(arm, "tollgate")
 
 
 def direct_of(arm: str) -> str | None:
-    """The direct arm of the same request: Al for tools/list arms, none for
-    the arms the gateway answers itself, else A."""
+    """The direct arm of the same request: Al for tools/list arms, As for
+    the small-body arms, none for the arms the gateway answers itself, else
+    A."""
     if arm in OWN_ANSWER_ARMS:
         return None
-    return "Al" if arm in LIST_ARMS else "A"
+    return "Al" if arm in LIST_ARMS else "As" if arm in SMALL_ARMS else "A"
 
 
 def nginx_of(arm: str) -> str:
-    """The nginx arm of the same request: Bl for tools/list arms, else B."""
-    return "Bl" if arm in LIST_ARMS else "B"
+    """The nginx arm of the same request: Bl for tools/list arms, Bs for
+    the small-body arms, else B."""
+    return "Bl" if arm in LIST_ARMS else "Bs" if arm in SMALL_ARMS else "B"
 
 
 def is_direct(arm: str) -> bool:
@@ -285,6 +293,33 @@ def virtual_servers(out: dict) -> dict | None:
     return res or None
 
 
+def body_sizes(out: dict, doc: dict) -> dict | None:
+    """Each arm that has a small-body twin, at both body sizes: RPS, RPS /
+    direct, RPS / nginx (the targets' ratio), CPU per request at
+    saturation; and nginx's own RPS / direct at both sizes."""
+    t = out["throughput"]
+    twins = doc.get("arm_twins") or {}
+    sizes = doc.get("arm_body_bytes") or {}
+    rows = {}
+    for small, large in twins.items():
+        if small not in t or large not in t:
+            continue
+        row = {}
+        for size_key, arm in (("large", large), ("small", small)):
+            e = t[arm]
+            direct = direct_of(arm)
+            row[size_key] = {
+                "arm": arm,
+                "body_bytes": sizes.get(arm),
+                "rps": e["rps"],
+                "ratio_vs_direct": e.get(f"ratio_vs_{direct}") if direct != arm else None,
+                "ratio_vs_nginx": e.get(f"ratio_vs_{nginx_of(arm)}") if arm in GATEWAY_ARMS else None,
+                "cpu_us_per_req": e["cpu_us_per_req"],
+            }
+        rows[large] = row
+    return rows or None
+
+
 def redis_limits(out: dict) -> dict | None:
     """A call under a rate limit counted in Redis against the same call
     without limits (Cr − Cv: added latency at the fixed rate, RPS ratio,
@@ -343,10 +378,15 @@ def summarize_runs(doc: dict) -> dict:
         out["throughput"][arm] = throughput_entry(tp, arm)
     fr = by_round(doc["fixed_rate"])
     for arm in arms:
-        out["fixed_rate"][arm] = fixed_rate_entry(fr, arm)
+        # The small-body twins have no fixed-rate runs.
+        if any(arm in rnd for rnd in fr.values()):
+            out["fixed_rate"][arm] = fixed_rate_entry(fr, arm)
     parts = pipeline_parts(out)
     if parts:
         out["pipeline"] = parts
+    sizes = body_sizes(out, doc)
+    if sizes:
+        out["body_sizes"] = sizes
     lists = list_vs_call(out, tp)
     if lists:
         out["list_vs_call"] = lists

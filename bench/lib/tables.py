@@ -1,10 +1,11 @@
 """The sections of a result's markdown summary.
 
 Owns the wording and the tables of the .md file: the introduction (run
-settings, noise, arms), then one function per section (targets,
-throughput, latency, tools/list against tools/call, virtual servers, full
-pipeline, audit trails, SSE, idle memory), each taking the result (with its
-summary) and returning its lines. report.py joins them in order.
+settings, machine, noise, arms), then one function per section (targets,
+throughput, the two body sizes, latency, tools/list against tools/call,
+virtual servers, full pipeline, audit trails, SSE, idle memory), each
+taking the result (with its summary) and returning its lines. report.py
+joins them in order.
 """
 
 from __future__ import annotations
@@ -32,15 +33,21 @@ def intro(doc: dict) -> list[str]:
     L.append(
         f"{mode} run: {st['rounds']} rounds x {st['seconds']:g} s per arm ({st['warmup_seconds']:g} s wrk warmup), arms interleaved; "
         f"throughput at c={st['conns']} (wrk -t1), latency at a fixed {st['rate']} RPS over {st['rate_conns']} connections "
-        f"(oha --latency-correction); {st['body_bytes']} B JSON-RPC `tools/call` body"
-        + (f" (arms Al, Bl, Cl: a {doc['list']['request_bytes']} B `tools/list`, answered with {doc['list']['tools']} tools "
+        f"(oha --latency-correction{', ' + format(st['rate_seconds'], 'g') + ' s per run' if st.get('rate_seconds') not in (None, st['seconds']) else ''}); "
+        f"{st['body_bytes']} B JSON-RPC `tools/call` body"
+        + (f" (arms {', '.join(doc['arm_twins'])}: a {st['small_body_bytes']} B one, throughput only)" if doc.get("arm_twins") else "")
+        + (f"; arms Al, Bl, Cl: a {doc['list']['request_bytes']} B `tools/list`, answered with {doc['list']['tools']} tools "
            f"in {doc['list']['answer_bytes']} B"
            + ("; arm Vl: the same request, answered by a virtual server of 500 tools" if "Vl" in doc["arms"] else "")
-           + ")" if doc.get("list") else "")
-        + f". Server side on core {st['server_cpu']}, "
-        f"load generator on core {st['client_cpu']}. {doc['host']['cpus']} x {doc['host']['cpu_model']}, Linux {doc['host']['kernel']}; "
-        f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}."
+           if doc.get("list") else "")
+        + f". Server side on core {st['server_cpu']}, load generator on core {st['client_cpu']}."
+        + (f" Load rounds took {doc['load_seconds']['took']:.0f} s (planned {doc['load_seconds']['planned']:.0f} s), "
+           f"the whole run {doc['elapsed_s']:.0f} s." if doc.get("load_seconds") and doc.get("elapsed_s") else "")
     )
+    L.append("")
+    cpu = doc["host"].get("cpu", {}).get("summary") or f"{doc['host']['cpus']} x {doc['host']['cpu_model']}"
+    L.append(f"**CPU**: {cpu}. Linux {doc['host']['kernel']}; "
+             f"{doc['tools']['wrk'].split(' [')[0]}, {doc['tools']['oha']}, {doc['tools']['nginx'].replace('nginx version: ', '')}.")
     L.append("")
     L.append(
         f"Noise: {n['noisy_runs']} of {n['runs']} runs noisy (other processes above {st['noisy_cores']:g} core, "
@@ -60,7 +67,7 @@ def targets_table(doc: dict) -> list[str]:
     L = ["## Targets", "", "| Target | Arm | Measured | Limit | Result |", "|---|---|---|---|---|"]
     for t in doc["summary"]["targets"]:
         cmp_ = t.get("cmp") or ("≥" if "≥" in t["target"] else "≤")
-        res = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else f"FAIL (by {t['miss_by']:g} {t['unit']})")
+        res = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else f"MISS (by {t['miss_by']:g} {t['unit']})")
         limit = f"{cmp_} {t['limit']:g}"
         if t.get("aim") is not None:
             limit += f" (aim {t['aim']:g})"
@@ -89,6 +96,7 @@ def throughput_table(doc: dict) -> list[str]:
                  f"| {per} | {f(e['cpu_us_per_req'], 1)} | {f(e['stub_cpu_us_per_req'], 1)} |")
     L.append("")
     L.append("\\* noisy round. Direct = A, or Al for the `tools/list` arms (Bl, Cl)"
+             + (", or As for the small-body arms" if doc.get("arm_twins") else "")
              + ("; none for Vl, answered by the gateway" if "Vl" in doc["arms"] else "") + ". "
              "CPU per request at saturation = the process's utime+stime over all rounds / requests served.")
     a_client = [x.get("client_cores") for x in doc["throughput"] if x["arm"] == "A" and x.get("client_cores") is not None]
@@ -98,6 +106,39 @@ def throughput_table(doc: dict) -> list[str]:
                 "optimistic; B and C compare with each other unaffected." if c > 0.9 else "")
         L.append(f"Load generator CPU during A: median {c:.2f} cores.{note}")
     L.append("")
+    return L
+
+
+def body_size_table(doc: dict) -> list[str]:
+    """The arms with a small-body twin at both body sizes: RPS / direct,
+    RPS / nginx (the targets' ratio) and CPU per request."""
+    b = doc["summary"].get("body_sizes")
+    if not b:
+        return []
+    st = doc["settings"]
+    L = ["## Body size: the same call with a small body", ""]
+    L.append(f"Each twin arm sends the `tools/call` with a {st.get('small_body_bytes')} B body instead of "
+             f"{st['body_bytes']} B, to the same route and process, right after its twin in every round (throughput "
+             "only). Ratios are medians over rounds of per-round ratios against the direct and nginx arms of the same "
+             "body size; *× nginx* is the targets' figure, RPS(arm) / RPS(nginx).")
+    L.append("")
+    L.append("| Arm | body | RPS (median) | RPS / direct | × nginx | CPU µs/req at saturation |")
+    L.append("|---|---|---|---|---|---|")
+    for large, row in b.items():
+        for key in ("large", "small"):
+            e = row[key]
+            rd, rn = e["ratio_vs_direct"], e["ratio_vs_nginx"]
+            L.append(f"| {e['arm']} | {e['body_bytes']} B | {f(e['rps']['median'], 0)}{flag(e['rps'])} "
+                     f"| {f(rd['median']) + flag(rd) if rd else ('1' if is_direct(e['arm']) else '')} "
+                     f"| {f(rn['median']) + flag(rn) if rn else ('1' if e['arm'] in ('B', 'Bs') else '')} "
+                     f"| {f(e['cpu_us_per_req'], 1)} |")
+    L.append("")
+    tp = doc["summary"]["throughput"]
+    pure = [(tp.get(full, {}).get(f"ratio_vs_{base}"), full, base) for full, base in (("Cf", "Cv"), ("Cfs", "Cvs"))]
+    if all(r for r, _, _ in pure):
+        L.append("Full pipeline against the verify proxy, RPS per round: "
+                 + "; ".join(f"{full} / {base} {f(r['median'])}{flag(r)}" for r, full, base in pure) + ".")
+        L.append("")
     return L
 
 
@@ -271,7 +312,7 @@ def audit_table(doc: dict) -> list[str]:
     L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for arm, a in s["audit"].items():
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(a["outcomes"].items())) or "none"
-        L.append(f"| {arm} | {a['requests_sent']} | {a['call_records']} | {f(a['records_per_request'], 4)} | {outcomes} "
+        L.append(f"| {' + '.join(a.get('arms_sent', [arm]))} | {a['requests_sent']} | {a['call_records']} | {f(a['records_per_request'], 4)} | {outcomes} "
                  f"| {a['dropped']} | {f(a['bytes_per_record'], 0)} | {f(a.get('writer_cpu_us_per_record'), 1)} "
                  f"| {f(a.get('writer_wakeups_per_record'), 2)} | {a['files']} | {'ok' if a['verify_ok'] else 'FAILED'} |")
     L.append("")

@@ -25,8 +25,8 @@ use tollgate_auth::DevIssuer;
 mod gate;
 
 use crate::catalog::Approvals;
-use crate::catalog::reload::LockFile;
-use crate::catalog::report;
+use crate::governance::reload::LockFile;
+use crate::governance::report;
 use crate::live::{Generation, Live};
 
 /// Whether the gateway should receive traffic: set once the configuration

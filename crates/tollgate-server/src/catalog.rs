@@ -1,6 +1,6 @@
 //! The catalog of each route as the request path sees it: what the
 //! upstream lists (the latest [`Snapshot`], kept fresh by the sync service
-//! in `catalog/service.rs`) and what `catalog.lock` approves
+//! in `governance::service`) and what `catalog.lock` approves
 //! ([`Approvals`], shared by every route, reloaded on change).
 //!
 //! The catalog gate (`phase::gate`) judges each call's definition against
@@ -15,12 +15,6 @@
 //! that pass through ([`RouteCatalog::learn`]), once per change, so that
 //! records still name the listed revision and policies the listed
 //! annotations — the upstream's word, which is what governance is off for.
-
-pub(crate) mod findings;
-pub(crate) mod reload;
-pub(crate) mod report;
-pub(crate) mod service;
-pub(crate) mod transport;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -263,4 +257,13 @@ impl Approvals {
 pub(crate) fn annotations_of(definition: &serde_json::Value) -> ToolAnnotations {
     let h = tollgate_catalog::Hints::of(definition);
     ToolAnnotations::from_hints(h.read_only, h.destructive, h.idempotent, h.open_world)
+}
+
+/// The gate of a configured catalog mode.
+pub(crate) fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
+    match mode {
+        tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
+        tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
+        tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
+    }
 }

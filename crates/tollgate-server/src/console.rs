@@ -18,8 +18,8 @@ use tollgate_policy::CallRequest;
 
 use crate::admin::{store_json, upstreams_json, virtuals_json};
 use crate::catalog::Approvals;
-use crate::catalog::reload::LockFile;
-use crate::catalog::report;
+use crate::governance::reload::LockFile;
+use crate::governance::report;
 use crate::live::{Generation, Live};
 use crate::route::Route;
 

@@ -1,10 +1,11 @@
-//! The facts the phases establish about one request, in the order they
-//! are established.
+//! The facts the phases establish about one request: the value layer at
+//! the bottom of the server crate, importing nothing above it.
 //!
-//! A phase reads the facts so far and returns the next fact (or a
-//! [`Rejection`](crate::rescue::Rejection)); only the request path in
-//! [`phases`](crate::phases) folds a returned fact into [`Facts`]. No phase
-//! writes into them. When the response ends, the facts become the request's
+//! While a call is in flight its facts travel in the typed stages of
+//! [`stage`](crate::stage), each phase's output holding exactly what that
+//! phase established. When the call stops or its answer ends, the stage
+//! becomes the record [`Facts`], where a fact not yet established is
+//! `None`; the record becomes the request's
 //! [`CallSummary`](tollgate_core::CallSummary) (`summary`).
 
 use std::net::IpAddr;
@@ -20,9 +21,59 @@ use tollgate_mcp::{Call, Message};
 use tollgate_policy::Decision;
 use tollgate_telemetry::{ClientSpan, RequestSpans, ServerSpan};
 
-use crate::phase::gate::GateFact;
-use crate::serve::ClientAddr;
-use crate::vserver::Delegated;
+use tollgate_catalog::Outcome;
+use tollgate_core::{BudgetNote, Via};
+use tollgate_mcp::Scanned;
+use tollgate_policy::ToolAnnotations;
+
+/// The request id header (set by the request-id layer).
+pub(crate) const REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
+
+/// The peer address of the connection a request came on (a request
+/// extension the listener sets).
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub std::net::SocketAddr);
+
+/// A call a virtual server routed to one of its members: already
+/// authenticated for the virtual server (a request extension only the
+/// gateway sets).
+#[derive(Debug, Clone)]
+pub(crate) struct Delegated {
+    /// The caller.
+    pub(crate) principal: Option<Arc<Principal>>,
+    /// The virtual server and the exposed name.
+    pub(crate) via: Arc<Via>,
+    /// The message as the virtual server scanned it, renamed as the body
+    /// was: the member route takes it instead of scanning again.
+    pub(crate) scanned: Option<Scanned>,
+    /// When the virtual server received the request (none for the GET
+    /// streams it opens itself).
+    pub(crate) arrived: Option<Arrived>,
+}
+
+/// What the catalog gate established about one message's definition.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GateFact {
+    /// The verdict; `None` with the gate off.
+    pub(crate) outcome: Option<Outcome>,
+    /// Whether the route enforces it.
+    pub(crate) enforced: bool,
+    /// The revision the call runs against.
+    pub(crate) revision: Option<Arc<str>>,
+    /// Who approved it, and when.
+    pub(crate) approved: Option<(Arc<str>, SystemTime)>,
+    /// The tool's annotations as approved (the MCP defaults when unknown).
+    pub(crate) annotations: Option<ToolAnnotations>,
+    /// The checked `Mcp-Param-*` values, by header name.
+    pub(crate) args: Vec<(String, String)>,
+}
+
+impl GateFact {
+    /// Whether the call goes ahead as far as the catalog goes.
+    pub(crate) fn proceeds(&self) -> bool {
+        !self.enforced || self.outcome.is_none_or(Outcome::passes)
+    }
+}
 
 /// The request as it arrived.
 #[derive(Debug)]
@@ -38,7 +89,7 @@ pub(crate) struct Arrival {
     /// The body size its `Content-Length` declares.
     pub(crate) declared: Option<u64>,
     /// The virtual server the request came through.
-    pub(crate) via: Option<Arc<tollgate_core::Via>>,
+    pub(crate) via: Option<Arc<Via>>,
 }
 
 /// When, and under which request id, a request arrived. A virtual server
@@ -64,7 +115,7 @@ impl Arrival {
                 request_id: Arc::from(
                     parts
                         .headers
-                        .get(&crate::layer::request::REQUEST_ID)
+                        .get(&REQUEST_ID)
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or_default(),
                 ),
@@ -77,7 +128,7 @@ impl Arrival {
             received: arrived.received,
             start: arrived.start,
             client_ip: parts.extensions.get::<ClientAddr>().map(|a| a.0.ip()),
-            declared: crate::phase::identify::content_length(parts),
+            declared: content_length(parts),
             via: delegated.map(|d| d.via.clone()),
         }
     }
@@ -129,9 +180,9 @@ pub(crate) struct BodyFacts {
     pub(crate) bytes: Option<Bytes>,
 }
 
-/// The call identified from the headers or the body scan.
+/// The call identified from the headers or the body scan, as recorded.
 #[derive(Debug)]
-pub(crate) struct Identified {
+pub(crate) struct CallIdentity {
     /// Era, version and messages.
     pub(crate) call: Call,
     /// The method family of the request as a whole.
@@ -140,7 +191,7 @@ pub(crate) struct Identified {
 
 /// The upstream call, once made.
 #[derive(Debug)]
-pub(crate) struct Forwarded {
+pub(crate) struct ForwardFacts {
     /// Time to the upstream's response headers.
     pub(crate) ttfb: Option<Duration>,
     /// The client span of the upstream call.
@@ -153,19 +204,19 @@ pub(crate) struct Facts {
     pub(crate) arrival: Arrival,
     pub(crate) principal: Option<Arc<Principal>>,
     pub(crate) body: BodyFacts,
-    pub(crate) identified: Option<Identified>,
+    pub(crate) identified: Option<CallIdentity>,
     pub(crate) span: Option<ServerSpan>,
     /// Per message: what the catalog gate established.
     pub(crate) gated: Vec<Option<GateFact>>,
     /// Per message (one for a GET stream or DELETE): the policy decision.
     pub(crate) decisions: Vec<Option<Decision>>,
-    pub(crate) forwarded: Option<Forwarded>,
+    pub(crate) forwarded: Option<ForwardFacts>,
     pub(crate) hidden: Option<Hidden>,
     /// The rate-limit rule that refused the call.
     pub(crate) limited: Option<Arc<str>>,
     /// The budget that refused the call, or that it counts against past
     /// its warning share.
-    pub(crate) budget: Option<tollgate_core::BudgetNote>,
+    pub(crate) budget: Option<BudgetNote>,
 }
 
 impl Facts {
@@ -193,62 +244,13 @@ impl Facts {
         })
     }
 
-    /// The caller is known.
-    pub(crate) fn authenticated(mut self: Box<Self>, principal: Option<Arc<Principal>>) -> Box<Facts> {
-        self.principal = principal;
-        self
-    }
-
     /// The body has been looked at (a body refused unread keeps the size
     /// it declared).
-    pub(crate) fn read(mut self: Box<Self>, mut body: BodyFacts) -> Box<Facts> {
+    pub(crate) fn read(&mut self, mut body: BodyFacts) {
         if matches!(body.bytes_in, BytesIn::Unknown) {
             body.bytes_in = self.body.bytes_in.clone();
         }
         self.body = body;
-        self
-    }
-
-    /// The call is identified and its server span started.
-    pub(crate) fn identified(mut self: Box<Self>, identified: Identified, span: ServerSpan) -> Box<Facts> {
-        self.identified = Some(identified);
-        self.span = Some(span);
-        self
-    }
-
-    /// The catalog gate judged.
-    pub(crate) fn gated(mut self: Box<Self>, gated: Vec<Option<GateFact>>) -> Box<Facts> {
-        self.gated = gated;
-        self
-    }
-
-    /// The policies decided.
-    pub(crate) fn decided(mut self: Box<Self>, decisions: Vec<Option<Decision>>) -> Box<Facts> {
-        self.decisions = decisions;
-        self
-    }
-
-    /// A budget spoke about the call.
-    pub(crate) fn budgeted(mut self: Box<Self>, note: Option<tollgate_core::BudgetNote>) -> Box<Facts> {
-        self.budget = note;
-        self
-    }
-
-    /// A rate-limit rule refused the call.
-    pub(crate) fn limited(mut self: Box<Self>, rule: Arc<str>) -> Box<Facts> {
-        self.limited = Some(rule);
-        self
-    }
-
-    pub(crate) fn forwarded(mut self: Box<Self>, forwarded: Forwarded) -> Box<Facts> {
-        self.forwarded = Some(forwarded);
-        self
-    }
-
-    /// A list answer was filtered.
-    pub(crate) fn filtered(mut self: Box<Self>, hidden: Option<Hidden>) -> Box<Facts> {
-        self.hidden = hidden;
-        self
     }
 
     /// The request's method family: the identified call's, else that of
@@ -275,6 +277,17 @@ impl Facts {
         let client = self.forwarded.as_mut().and_then(|f| f.span.take());
         Some(RequestSpans { server, client })
     }
+}
+
+/// The declared body length.
+pub(crate) fn content_length(parts: &Parts) -> Option<u64> {
+    parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// The family of a request: that of its first message.

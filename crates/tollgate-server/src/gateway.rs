@@ -15,21 +15,17 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tollgate_auth::DevIssuer;
 use tollgate_config::{Config, Loaded, read_or_create_file};
-use tollgate_core::{CallObserver, Principal, PrincipalKind};
+use tollgate_core::CallObserver;
 use tollgate_meter::CallMetrics;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::{Spans, TracingGuard};
 
-pub(crate) mod generation;
-mod routes;
-
-pub(crate) use routes::catalog_mode;
-
-use self::generation::Base;
 use crate::admin::{self, Readiness};
 use crate::audit_index::{self, IndexMetrics};
 use crate::catalog::Approvals;
-use crate::catalog::reload::LockFile;
+use crate::error::auth_err;
+use crate::generation::{self, Base};
+use crate::governance::reload::LockFile;
 use crate::live::Live;
 use crate::metrics::{CatalogCollector, LimitCollector, Metrics, StatusCollector, UpstreamCollector, VirtualCollector};
 use crate::reload::Reloader;
@@ -38,46 +34,8 @@ use crate::serve::{ServeOptions, serve};
 use crate::services::{self, Background};
 use crate::stack::{self, Public};
 use crate::tls::ListenerTls;
-use crate::upstream::UpstreamError;
 
-/// Why a gateway could not be built.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum GatewayError {
-    /// An upstream could not be set up.
-    #[error(transparent)]
-    Upstream(#[from] UpstreamError),
-    /// Metrics could not be registered.
-    #[error("metrics: {0}")]
-    Metrics(#[from] prometheus::Error),
-    /// The session sealer could not be set up.
-    #[error("session key setup failed")]
-    Sessions,
-    /// A listener's TLS cannot be set up.
-    #[error("{0}")]
-    Tls(String),
-    /// The shared limit store (`[limits.redis]`) cannot be set up.
-    #[error("limit store: {0}")]
-    LimitStore(String),
-    /// Authentication or the credential broker could not be set up.
-    #[error("authentication setup: {0}")]
-    Auth(String),
-    /// The policy directory is invalid.
-    #[error("policies: {0}")]
-    Policy(String),
-    /// The audit trail could not be opened.
-    #[error("audit: {0}")]
-    Audit(String),
-    /// The trace exporter could not be set up.
-    #[error("tracing: {0}")]
-    Tracing(String),
-    /// The catalog lock is invalid.
-    #[error("catalog lock: {0}")]
-    Catalog(String),
-    /// The console cannot be set up.
-    #[error("console: {0}")]
-    Console(String),
-}
+pub use crate::error::GatewayError;
 
 /// A gateway built from configuration, ready to serve.
 #[derive(Debug)]
@@ -346,19 +304,6 @@ fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayEr
     let status = engine.status();
     tracing::info!(dir = %status.dir.display(), policies = status.policies, "policies loaded");
     Ok(Some(Arc::new(engine)))
-}
-
-/// The principal of calls on routes without authentication, so that
-/// policies can still decide them (`Tollgate::Service::"anonymous"`).
-pub(crate) fn anonymous() -> Principal {
-    Principal {
-        expires_at: u64::MAX,
-        ..Principal::bare("", "anonymous", PrincipalKind::Service)
-    }
-}
-
-pub(crate) fn auth_err(e: impl std::fmt::Display) -> GatewayError {
-    GatewayError::Auth(e.to_string())
 }
 
 /// The development issuer, its key read or created on first use.

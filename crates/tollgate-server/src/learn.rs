@@ -31,7 +31,7 @@ pub(crate) fn wants_whole_answer(route: &Route, facts: &Facts) -> bool {
     route.catalog.mode == Mode::Off
         && facts.forwarded.is_some()
         && lists::list_of(facts.family()).is_some()
-        && !lists::filters(route, facts)
+        && !lists::filters(route, facts.family())
 }
 
 /// Learn from a sent answer, when it is one the gateway learns from.

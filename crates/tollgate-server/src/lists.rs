@@ -28,9 +28,9 @@ use tollgate_mcp::sse;
 use tollgate_policy::{ListItem, ListRequest, PolicyEngine, TargetKind, ToolAnnotations};
 
 use crate::catalog::{Judged, annotations_of};
-use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::stage::Forwarded;
 
 /// Largest list answer the gateway filters.
 pub(crate) const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
@@ -47,25 +47,26 @@ pub(crate) fn list_of(method: McpMethod) -> Option<(Kind, TargetKind)> {
     }
 }
 
-/// Whether the answer to the call of `facts` is a list the route filters.
-pub(crate) fn filters(route: &Route, facts: &Facts) -> bool {
-    list_of(facts.family()).is_some() && (route.shared.policy.is_some() || route.catalog.mode != Mode::Off)
+/// Whether the answer to a call of `family` is a list the route filters.
+pub(crate) fn filters(route: &Route, family: McpMethod) -> bool {
+    list_of(family).is_some() && (route.shared.policy.is_some() || route.catalog.mode != Mode::Off)
 }
 
-/// Filter the list answer `res` for the caller of `facts`; other answers
-/// pass untouched.
+/// Filter the list answer `res` for the caller; other answers pass
+/// untouched.
 ///
 /// # Errors
 ///
 /// `list_unfilterable` when the answer cannot be read or parsed.
 pub(crate) async fn filter(
     route: &Route,
-    facts: &Facts,
+    call: &Forwarded,
     res: Response,
 ) -> Result<(Response, Option<Hidden>), Rejection> {
-    let (Some(list), Some(identified)) = (list_of(facts.family()), facts.identified.as_ref()) else {
+    let Some(list) = list_of(call.family) else {
         return Ok((res, None));
     };
+    let facts = &call.facts;
     if !res.status().is_success() {
         return Ok((res, None));
     }
@@ -82,7 +83,7 @@ pub(crate) async fn filter(
         lock: route.shared.approvals.current(),
         principal: facts.principal.as_ref().unwrap_or(&route.shared.anonymous),
         request: ListRequest {
-            era: identified.call.era,
+            era: call.call.era,
             client_ip: facts.arrival.client_ip,
             virtual_server: facts.arrival.via.as_deref().map(|v| &*v.virtual_server),
             ..ListRequest::new(&route.name, list.1)

@@ -15,8 +15,8 @@ use arc_swap::ArcSwap;
 use tollgate_auth::Authenticator;
 use tollgate_config::Loaded;
 
-use crate::catalog::service::SyncSettings;
-use crate::phases::Front;
+use crate::front::Front;
+use crate::governance::service::SyncSettings;
 use crate::route::{Route, Shared};
 
 /// One configuration in force: what it was loaded from and everything

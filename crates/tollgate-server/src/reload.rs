@@ -25,9 +25,9 @@ use tokio::task::JoinHandle;
 use tollgate_auth::RefreshTasks;
 use tollgate_config::{ConfigErrors, ProcessEnvironment, file_stamp, restart_required};
 
-use crate::catalog::reload::{self as lock_reload, LockFile};
-use crate::catalog::service;
-use crate::gateway::generation::{self, Base};
+use crate::generation::{self, Base};
+use crate::governance::reload::{self as lock_reload, LockFile};
+use crate::governance::service;
 use crate::live::{Generation, Live};
 
 /// How often the configuration file is looked at for a change.

@@ -8,7 +8,6 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,9 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tower::{Service, ServiceExt as _};
 
-/// The peer address of the connection a request came on.
-#[derive(Debug, Clone, Copy)]
-pub struct ClientAddr(pub SocketAddr);
+pub use crate::facts::ClientAddr;
 
 /// Connection-level settings.
 #[derive(Debug, Clone, Copy)]

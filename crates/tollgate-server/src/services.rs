@@ -17,8 +17,8 @@ use tollgate_telemetry::TracingGuard;
 
 use crate::audit_index::{IndexMetrics, Indexer};
 use crate::catalog::Approvals;
-use crate::catalog::reload::{self, LockFile};
-use crate::gateway::GatewayError;
+use crate::error::GatewayError;
+use crate::governance::reload::{self, LockFile};
 
 /// Buckets for audit write latencies, in seconds: 50 µs to 5 s.
 const AUDIT_BUCKETS: &[f64] = &[

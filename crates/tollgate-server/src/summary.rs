@@ -9,14 +9,17 @@
 use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
-use tollgate_core::{Answer, CallElement, CallSummary, CatalogVerdict, McpMethod, Payload, PolicyVerdict, Stage};
-use tollgate_mcp::Message;
+use tollgate_core::{
+    Answer, BudgetNote, CallElement, CallSummary, CatalogVerdict, McpMethod, Payload, PolicyVerdict, Stage,
+};
+use tollgate_mcp::{Call, Message};
 use tollgate_policy::Decision;
+use tollgate_telemetry::ServerSpan;
 
-use crate::facts::Facts;
-use crate::phase::gate::GateFact;
+use crate::facts::{Facts, GateFact};
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::stage::{Credentialed, Decisions};
 
 /// What went back to the client, as the metered body saw it.
 #[derive(Debug, Default)]
@@ -49,9 +52,56 @@ impl Sent {
     }
 }
 
+/// What a summary is built from: the record of a finished call, or the
+/// stage of one about to be forwarded.
+struct View<'a> {
+    facts: &'a Facts,
+    call: Option<(&'a Call, McpMethod)>,
+    span: Option<&'a ServerSpan>,
+    gated: &'a [Option<GateFact>],
+    decisions: &'a [Option<Decision>],
+    budget: Option<BudgetNote>,
+}
+
+impl<'a> View<'a> {
+    /// The record of a call.
+    fn of(facts: &'a Facts) -> View<'a> {
+        View {
+            facts,
+            call: facts.identified.as_ref().map(|i| (&i.call, i.family)),
+            span: facts.span.as_ref(),
+            gated: &facts.gated,
+            decisions: &facts.decisions,
+            budget: facts.budget.clone(),
+        }
+    }
+
+    /// The request's method family (`other` when nothing is known).
+    fn family(&self) -> McpMethod {
+        self.call.map_or_else(|| self.facts.family(), |(_, f)| f)
+    }
+
+    /// The messages of the call (the scanned ones when it was refused
+    /// before it was identified).
+    fn messages(&self) -> &'a [Message] {
+        self.call.map_or_else(|| self.facts.messages(), |(c, _)| &c.messages)
+    }
+}
+
 /// The summary of a call about to be forwarded (strict audit).
-pub(crate) fn intent(route: &Route, facts: &Facts) -> CallSummary {
-    let mut summary = base(route, facts, Stage::Forwarding);
+pub(crate) fn intent(route: &Route, call: &Credentialed) -> CallSummary {
+    let view = View {
+        facts: &call.facts,
+        call: Some((&call.call, call.family)),
+        span: Some(&call.span),
+        gated: &call.gate,
+        decisions: match &call.decisions {
+            Decisions::Unchecked => &[],
+            Decisions::Decided(d) => d,
+        },
+        budget: call.budget.note(),
+    };
+    let mut summary = base(route, &view, Stage::Forwarding);
     summary.forwarded = true;
     summary
 }
@@ -60,7 +110,7 @@ pub(crate) fn intent(route: &Route, facts: &Facts) -> CallSummary {
 /// and hand the summary to the route's observers.
 pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Rejection>, sent: &Sent) {
     let errors = answer_errors(rejection, sent);
-    let mut summary = base(route, &facts, Stage::Complete);
+    let mut summary = base(route, &View::of(&facts), Stage::Complete);
     for (i, e) in summary.elements.iter_mut().enumerate() {
         e.rpc_error = match rejection {
             Some(r) => r.code_of(i),
@@ -95,8 +145,9 @@ pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Re
 }
 
 /// The summary skeleton: who, what, and how it was decided.
-fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
-    let identified = facts.identified.as_ref();
+fn base(route: &Route, view: &View<'_>, stage: Stage) -> CallSummary {
+    let facts = view.facts;
+    let call = view.call.map(|(c, _)| c);
     CallSummary {
         stage,
         request_id: facts.arrival.request_id.clone(),
@@ -104,15 +155,11 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         route: route.name.clone(),
         client_ip: facts.arrival.client_ip,
         principal: facts.principal.clone(),
-        era: identified.map(|i| i.call.era),
-        protocol_version: identified.and_then(|i| i.call.version).map(|v| v.as_str()),
-        family: facts.family(),
-        elements: elements(facts),
-        trace_id: facts
-            .span
-            .as_ref()
-            .and_then(|s| s.trace_id())
-            .map(|t| Arc::from(t.to_string())),
+        era: call.map(|c| c.era),
+        protocol_version: call.and_then(|c| c.version).map(|v| v.as_str()),
+        family: view.family(),
+        elements: elements(view),
+        trace_id: view.span.and_then(|s| s.trace_id()).map(|t| Arc::from(t.to_string())),
         forwarded: false,
         bytes_in: facts.body.bytes_in.get(),
         answer: Answer::default(),
@@ -120,21 +167,21 @@ fn base(route: &Route, facts: &Facts, stage: Stage) -> CallSummary {
         payload: None,
         via: facts.arrival.via.clone(),
         limited_by: facts.limited.clone(),
-        budget: facts.budget.clone(),
+        budget: view.budget.clone(),
     }
 }
 
 /// One element per message, or one for a GET stream or session DELETE.
-fn elements(facts: &Facts) -> Vec<CallElement> {
-    let messages = facts.messages();
+fn elements(view: &View<'_>) -> Vec<CallElement> {
+    let messages = view.messages();
     if messages.is_empty() {
-        return match facts.identified.as_ref() {
-            Some(i) => vec![CallElement {
+        return match view.call {
+            Some((_, family)) => vec![CallElement {
                 jsonrpc_id: None,
-                method: http_method(i.family).into(),
-                family: i.family,
+                method: http_method(family).into(),
+                family,
                 name: None,
-                policy: facts.decisions.first().and_then(Option::as_ref).map(verdict),
+                policy: view.decisions.first().and_then(Option::as_ref).map(verdict),
                 definition: None,
                 catalog: None,
                 rpc_error: None,
@@ -146,8 +193,8 @@ fn elements(facts: &Facts) -> Vec<CallElement> {
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            let gated = facts.gated.get(i).and_then(Option::as_ref);
-            element(m, gated, facts.decisions.get(i).and_then(Option::as_ref))
+            let gated = view.gated.get(i).and_then(Option::as_ref);
+            element(m, gated, view.decisions.get(i).and_then(Option::as_ref))
         })
         .collect()
 }

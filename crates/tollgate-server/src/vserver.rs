@@ -33,35 +33,19 @@ use http::{HeaderValue, Method, Request, StatusCode};
 use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
-use tollgate_core::{CallObserver, Era, ErrorKind, Principal, Via};
+use tollgate_core::{CallObserver, Era, ErrorKind, Principal};
 use tollgate_mcp::{CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, names_a_task, scan};
 
 use self::exposed::Exposed;
 use self::observe::Asked;
 use crate::facts::Arrival;
+pub(crate) use crate::facts::Delegated;
 use crate::phase::authenticate::authenticate_for;
 use crate::rescue::Rejection;
 use crate::route::{Route, Shared};
 
 pub use self::describe::rewritten;
 pub(crate) use tollgate_config::FIND_TOOLS;
-
-/// A call a virtual server routed to one of its members: already
-/// authenticated for the virtual server (a request extension only the
-/// gateway sets).
-#[derive(Debug, Clone)]
-pub(crate) struct Delegated {
-    /// The caller.
-    pub(crate) principal: Option<Arc<Principal>>,
-    /// The virtual server and the exposed name.
-    pub(crate) via: Arc<Via>,
-    /// The message as the virtual server scanned it, renamed as the body
-    /// was: the member route takes it instead of scanning again.
-    pub(crate) scanned: Option<Scanned>,
-    /// When the virtual server received the request (none for the GET
-    /// streams it opens itself).
-    pub(crate) arrived: Option<crate::facts::Arrived>,
-}
 
 /// One member of a virtual server: the member's own route and how the
 /// virtual server exposes it.

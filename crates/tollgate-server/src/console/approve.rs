@@ -14,7 +14,7 @@ use tollgate_catalog::{Definition, Kind, Lock};
 use tollgate_console::{ApprovalError, ApprovalRequest};
 
 use super::{ConsoleBackend, kind_of, route_named};
-use crate::catalog::reload::{self, LockFile};
+use crate::governance::reload::{self, LockFile};
 
 /// Approve `request` as `by` (see the module).
 pub(super) fn approve(b: &ConsoleBackend, request: &ApprovalRequest, by: &str) -> Result<Value, ApprovalError> {

@@ -10,14 +10,13 @@ use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::response::Response;
-use http::{HeaderName, HeaderValue, Request};
+use http::{HeaderValue, Request};
 use pin_project_lite::pin_project;
 use tower::{Layer, Service};
 use tracing::Instrument as _;
 use tracing::instrument::Instrumented;
 
-/// The request id header.
-pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) use crate::facts::REQUEST_ID;
 
 /// Longest client-sent request id kept; longer ones are replaced.
 const MAX_ID_LEN: usize = 128;

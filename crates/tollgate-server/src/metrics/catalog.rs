@@ -11,10 +11,10 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{GaugeVec, IntGauge, IntGaugeVec, Opts};
 
-use crate::catalog::findings;
-use crate::catalog::reload::LockFile;
-use crate::catalog::report::{outcome_counts, sync_age};
 use crate::catalog::{Approvals, Judged, OUTCOMES};
+use crate::governance::findings;
+use crate::governance::reload::LockFile;
+use crate::governance::report::{outcome_counts, sync_age};
 use crate::live::Live;
 
 /// Collects the catalog gauges at scrape time.

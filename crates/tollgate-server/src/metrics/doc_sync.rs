@@ -111,7 +111,7 @@ fn registered() -> BTreeMap<String, Described> {
     registry.register(Box::new(status)).expect("status collector registers");
 
     let approvals = Arc::new(crate::catalog::Approvals::new(tollgate_catalog::Lock::default()));
-    let lock = Arc::new(crate::catalog::reload::LockFile::new("catalog.lock".into(), None));
+    let lock = Arc::new(crate::governance::reload::LockFile::new("catalog.lock".into(), None));
     let catalog = CatalogCollector::new(live.clone(), approvals, lock).expect("catalog collector builds");
     describe(&catalog, &mut out);
     registry

@@ -15,22 +15,27 @@ use http::request::Parts;
 use tollgate_auth::{AuthError, ProtectedResource};
 use tollgate_core::{Classify, ErrorKind, Principal};
 
+use crate::facts::Delegated;
 use crate::rescue::Rejection;
 use crate::route::{Route, Shared};
-use crate::vserver::Delegated;
+use crate::stage::{Admitted, Authenticated, Stage, Stop};
 
-/// Authenticate the caller of `route`. `Ok(None)`: the route is open.
+/// Authenticate the caller of `route` (no principal: the route is open).
 ///
 /// # Errors
 ///
 /// `unauthenticated` (401), `insufficient_scope` (403), `invalid_request`
 /// (400) or `auth_unavailable` (503), with the route's challenge.
-pub(crate) async fn authenticate(route: &Route, parts: &Parts) -> Result<Option<Arc<Principal>>, Rejection> {
+pub(crate) async fn authenticate(route: &Route, admitted: Admitted, parts: &Parts) -> Result<Authenticated, Stop> {
     // A call a virtual server routed here was authenticated for it.
-    if let Some(delegated) = parts.extensions.get::<Delegated>() {
-        return Ok(delegated.principal.clone());
-    }
-    authenticate_for(route.resource.as_ref(), &route.shared, parts).await
+    let principal = match parts.extensions.get::<Delegated>() {
+        Some(delegated) => Ok(delegated.principal.clone()),
+        None => authenticate_for(route.resource.as_ref(), &route.shared, parts).await,
+    };
+    let (admitted, principal) = admitted.check(principal)?;
+    let mut facts = admitted.facts;
+    facts.principal = principal;
+    Ok(Authenticated { facts })
 }
 
 /// Authenticate a caller of the protected resource `resource` (a route's

@@ -23,42 +23,59 @@ use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::{McpError, Message, MessageKind};
 use tollgate_policy::{CallRequest, Decision, PolicyEngine};
 
-use crate::facts::Facts;
 use crate::phase::authenticate::refusal;
 use crate::rescue::{ElementRefusal, Rejection};
 use crate::route::Route;
+use crate::stage::{Authorized, Decisions, Gated, Stage, Stop};
 
-/// The decisions of a request, in message order, and whether they stop it.
-#[derive(Debug, Default)]
-pub(crate) struct Decided {
-    /// Per message (one for a GET stream or DELETE); `None` for a message
-    /// that is not decided (a client's response in a legacy batch).
-    pub(crate) decisions: Vec<Option<Decision>>,
-    /// `Some`: the request stops here.
-    pub(crate) refusal: Option<Rejection>,
+/// Decide the gated call.
+///
+/// # Errors
+///
+/// The stop of a call a decision denies (in enforce mode).
+pub(crate) fn authorize(route: &Route, gated: Gated) -> Result<Authorized, Stop> {
+    let Some(engine) = &route.shared.policy else {
+        return Ok(Authorized {
+            gated,
+            decisions: Decisions::Unchecked,
+        });
+    };
+    let principal = gated.principal().unwrap_or(&route.shared.anonymous).clone();
+    let (decisions, refusal) = if gated.messages().is_empty() {
+        session(route, engine, &principal, &gated)
+    } else {
+        messages(route, engine, &principal, &gated)
+    };
+    let authorized = Authorized {
+        gated,
+        decisions: Decisions::Decided(decisions),
+    };
+    match refusal {
+        Some(rejection) => Err(authorized.stop(rejection)),
+        None => Ok(authorized),
+    }
 }
 
-/// Decide the identified call of `facts`.
-pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
-    let (Some(engine), Some(identified)) = (&route.shared.policy, &facts.identified) else {
-        return Decided::default();
-    };
-    let principal = facts.principal.as_ref().unwrap_or(&route.shared.anonymous);
+/// The decision of each message, and the refusal when one stops the call.
+fn messages(
+    route: &Route,
+    engine: &PolicyEngine,
+    principal: &Arc<Principal>,
+    gated: &Gated,
+) -> (Vec<Option<Decision>>, Option<Rejection>) {
+    let facts = &gated.facts;
     let via = facts.arrival.via.as_deref().map(|v| &*v.virtual_server);
-    let call = &identified.call;
-    if call.messages.is_empty() {
-        return session(route, engine, principal, facts, identified.family);
-    }
+    let call = &gated.call;
     let decisions: Vec<Option<Decision>> = call
         .messages
         .iter()
         .enumerate()
         .map(|(i, m)| {
             (m.kind != MessageKind::Response).then(|| {
-                let gated = facts.gated.get(i).and_then(Option::as_ref);
+                let fact = gated.gate.get(i).and_then(Option::as_ref);
                 // Only `Mcp-Param-*` values the gate checked against the
                 // approved schema reach the policies.
-                let args: Vec<(&str, &str)> = gated
+                let args: Vec<(&str, &str)> = fact
                     .filter(|_| call.era == Era::Modern)
                     .map(|g| g.args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
                     .unwrap_or_default();
@@ -67,7 +84,7 @@ pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
                     .era(call.era)
                     .client_ip(facts.arrival.client_ip)
                     .args(&args)
-                    .annotations(gated.and_then(|g| g.annotations))
+                    .annotations(fact.and_then(|g| g.annotations))
                     .virtual_server(via);
                 decide(engine, principal, &req)
             })
@@ -75,7 +92,7 @@ pub(crate) fn authorize(route: &Route, facts: &Facts) -> Decided {
         .collect();
     let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
     let refusal = refusal_for(route, principal, &call.messages, &decisions, exposed);
-    Decided { decisions, refusal }
+    (decisions, refusal)
 }
 
 /// A GET stream or session DELETE, decided as its HTTP method.
@@ -83,25 +100,22 @@ fn session(
     route: &Route,
     engine: &PolicyEngine,
     principal: &Arc<Principal>,
-    facts: &Facts,
-    family: McpMethod,
-) -> Decided {
-    let method = if family == McpMethod::StreamGet {
+    gated: &Gated,
+) -> (Vec<Option<Decision>>, Option<Rejection>) {
+    let method = if gated.family == McpMethod::StreamGet {
         "GET"
     } else {
         "DELETE"
     };
+    let arrival = &gated.facts.arrival;
     let req = CallRequest::new(&route.name, method)
         .era(Era::Legacy)
-        .client_ip(facts.arrival.client_ip)
-        .virtual_server(facts.arrival.via.as_deref().map(|v| &*v.virtual_server));
+        .client_ip(arrival.client_ip)
+        .virtual_server(arrival.via.as_deref().map(|v| &*v.virtual_server));
     let decision = decide(engine, principal, &req);
     let refusal =
         (!decision.proceeds()).then(|| Rejection::new(ErrorKind::PolicyDenied, "Method not allowed by policy"));
-    Decided {
-        decisions: vec![Some(decision)],
-        refusal,
-    }
+    (vec![Some(decision)], refusal)
 }
 
 fn decide(engine: &PolicyEngine, principal: &Arc<Principal>, req: &CallRequest<'_>) -> Decision {

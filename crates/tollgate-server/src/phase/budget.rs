@@ -14,26 +14,24 @@
 use http::HeaderValue;
 use serde_json::json;
 use tollgate_core::{BudgetNote, ErrorKind};
-use tollgate_limit::{Exhausted, Identity, Spender, Standing};
+use tollgate_limit::{Exhausted, Identity, Spender};
 use tollgate_mcp::MessageKind;
 
-use crate::facts::Facts;
 use crate::rescue::{ElementRefusal, Rejection};
 use crate::route::Route;
+use crate::stage::{Authorized, Budget};
 
 /// The response header with the tokens left under the tightest budget.
 pub(crate) const REMAINING: http::HeaderName = http::HeaderName::from_static("tollgate-budget-remaining");
 
-/// Where the call of `facts` stands under its budgets; `Err` when one is
+/// Where the authorized call stands under its budgets; `Err` when one is
 /// spent.
-pub(crate) async fn budget(route: &Route, facts: &Facts) -> Result<Option<Standing>, (BudgetNote, Rejection)> {
+pub(crate) async fn budget(route: &Route, authorized: &Authorized) -> Result<Budget, (BudgetNote, Rejection)> {
     let limiter = &route.shared.limiter;
-    let Some(identified) = &facts.identified else {
-        return Ok(None);
-    };
-    let messages = &identified.call.messages;
+    let facts = &authorized.facts;
+    let messages = authorized.messages();
     if !messages.iter().any(|m| m.kind == MessageKind::Request) {
-        return Ok(None);
+        return Ok(Budget::Unbudgeted);
     }
     let principal = facts.principal.as_deref();
     let who = Spender {
@@ -46,29 +44,23 @@ pub(crate) async fn budget(route: &Route, facts: &Facts) -> Result<Option<Standi
         team: principal.and_then(|p| p.team.as_deref()),
         cost_center: principal.and_then(|p| p.cost_center.as_deref()),
     };
-    limiter.check_budgets(&who).await.map_err(|e| {
+    let standing = limiter.check_budgets(&who).await.map_err(|e| {
         let note = BudgetNote {
             id: e.budget.clone(),
             warn: true,
             exhausted: true,
         };
         (note, rejection(&e, messages))
-    })
+    })?;
+    Ok(standing.map_or(Budget::Unbudgeted, Budget::Within))
 }
 
-/// What the summary says of a call that may go: its budget, when past
-/// the warning share.
-pub(crate) fn note(standing: &Standing) -> Option<BudgetNote> {
-    standing.warn.then(|| BudgetNote {
-        id: standing.budget.clone(),
-        warn: true,
-        exhausted: false,
-    })
-}
-
-/// The `Tollgate-Budget-Remaining` value.
-pub(crate) fn header(standing: &Standing) -> HeaderValue {
-    HeaderValue::from(standing.remaining)
+/// The `Tollgate-Budget-Remaining` value, for a call a budget counts.
+pub(crate) fn header(budget: &Budget) -> Option<HeaderValue> {
+    match budget {
+        Budget::Unbudgeted => None,
+        Budget::Within(standing) => Some(HeaderValue::from(standing.remaining)),
+    }
 }
 
 fn rejection(e: &Exhausted, messages: &[tollgate_mcp::Message]) -> Rejection {

@@ -11,36 +11,34 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 use http::request::Parts;
-use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
+use tollgate_auth::{Caller, bearer_token};
 use tollgate_core::{Classify, Era, ErrorKind, Principal};
 use tollgate_mcp::headers::SESSION_ID;
 use tollgate_session::SessionError;
 
-use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::stage::{Credentialed, Limited, Outbound, Stage, Stop};
 use crate::task_handle::owner;
-
-/// What goes upstream in place of the caller's credentials.
-#[derive(Debug, Default)]
-pub(crate) struct Outbound {
-    /// The upstream's own session id (legacy calls with a session).
-    pub(crate) session: Option<HeaderValue>,
-    /// The brokered credential.
-    pub(crate) credential: Option<UpstreamCredential>,
-}
 
 /// Open the session and get the upstream credential.
 ///
 /// # Errors
 ///
-/// `session_not_found` (404) for a session id that does not open; the
-/// broker's class (502, 503) when the credential is unavailable.
-pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> Result<Outbound, Rejection> {
-    let id = facts.messages().first().and_then(|m| m.id.clone());
-    let legacy = facts.identified.as_ref().is_some_and(|i| i.call.era == Era::Legacy);
-    let session = if legacy {
-        unseal(route, parts, facts.principal.as_ref()).map_err(|r| r.with_id(id.clone()))?
+/// The stop of a call whose session id does not open
+/// (`session_not_found`, 404), or whose upstream credential is
+/// unavailable (the broker's class, 502 or 503).
+pub(crate) async fn credential(route: &Route, limited: Limited, parts: &Parts) -> Result<Credentialed, Stop> {
+    let outbound = outbound(route, &limited, parts).await;
+    let (limited, outbound) = limited.check(outbound)?;
+    Ok(Credentialed { limited, outbound })
+}
+
+/// The session and credential the call goes upstream with.
+async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Outbound, Rejection> {
+    let id = limited.first_id();
+    let session = if limited.call.era == Era::Legacy {
+        unseal(route, parts, limited.principal()).map_err(|r| r.with_id(id.clone()))?
     } else {
         None
     };
@@ -52,7 +50,7 @@ pub(crate) async fn credential(route: &Route, facts: &Facts, parts: &Parts) -> R
         });
     }
     let token = bearer_token(&parts.headers, None).ok();
-    let caller = match (token, &facts.principal) {
+    let caller = match (token, limited.principal()) {
         (Some(token), Some(principal)) => Some(Caller { token, principal }),
         _ => None,
     };

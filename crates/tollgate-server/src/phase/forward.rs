@@ -21,11 +21,11 @@ use tollgate_core::ErrorKind;
 use tollgate_mcp::headers::SESSION_ID;
 
 use crate::body::IdleBody;
-use crate::facts::{Facts, Forwarded};
-use crate::phase::credential::Outbound;
+use crate::facts::ForwardFacts;
 use crate::phase::identify::is_too_large;
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::stage::{Credentialed, Forwarded, Outbound, Stage, Stop};
 use crate::summary;
 use crate::upstream::{Refused, SendError};
 
@@ -47,50 +47,68 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
         || matches!(name.as_str(), "keep-alive" | "proxy-connection")
 }
 
-/// A wait for the call's record to be durable.
-pub(crate) type Durable<'a> = Pin<Box<dyn Future<Output = Result<(), Rejection>> + Send + 'a>>;
+/// Send the credentialed call upstream; the answer's head.
+///
+/// # Errors
+///
+/// The stop of a call whose record could not be made durable (strict
+/// audit), that the upstream's guard refused, or that got no answer.
+pub(crate) async fn forward(
+    route: &Route,
+    call: Credentialed,
+    parts: Parts,
+    body: Body,
+) -> Result<(Forwarded, Response), Stop> {
+    if route.strict_audit {
+        let durable = durable(route, &call).await;
+        let (call, ()) = call.check(durable)?;
+        return send(route, call, parts, body).await;
+    }
+    send(route, call, parts, body).await
+}
 
 /// Strict durability: the call's `forwarding` record must be on disk
-/// before it is forwarded; `None` when the route's audit is not strict.
-/// The wait fails with `audit_unavailable` (503) when the record could not
-/// be made durable.
-pub(crate) fn durable<'a>(route: &'a Route, facts: &Facts) -> Option<Durable<'a>> {
-    if !route.strict_audit {
-        return None;
-    }
-    let intent = summary::intent(route, facts);
-    let id = facts.messages().first().and_then(|m| m.id.clone());
-    Some(Box::pin(async move {
+/// before it is forwarded; `audit_unavailable` (503) when it could not be
+/// made durable. Boxed: rare, and the audit writer's wait is large.
+fn durable<'a>(
+    route: &'a Route,
+    call: &Credentialed,
+) -> Pin<Box<dyn Future<Output = Result<(), Rejection>> + Send + 'a>> {
+    let intent = summary::intent(route, call);
+    let id = call.first_id();
+    Box::pin(async move {
         route.audit.before_forwarding(&intent).await.map_err(|e| {
             tracing::error!(error = %e, "audit record not durable: call refused");
             Rejection::new(ErrorKind::AuditUnavailable, "Audit trail unavailable").with_id(id)
         })
-    }))
+    })
 }
 
-/// Send the call upstream; the answer's head, or why there is none.
-pub(crate) async fn forward(
-    route: &Route,
-    facts: &Facts,
-    parts: Parts,
-    body: Body,
-    outbound: Outbound,
-) -> (Forwarded, Result<Response, Rejection>) {
-    let span = facts.span.as_ref().map(|s| s.client_span(&route.upstream.authority));
+/// Send the call; the next stage records the upstream's timing either way.
+async fn send(route: &Route, call: Credentialed, parts: Parts, body: Body) -> Result<(Forwarded, Response), Stop> {
+    let span = call.span.client_span(&route.upstream.authority);
     let mut headers = parts.headers;
-    match span.as_ref().and_then(|s| s.traceparent()) {
+    match span.traceparent() {
         Some(tp) => headers.insert(TRACEPARENT, tp.header_value()),
         None => headers.remove(TRACEPARENT),
     };
-    let id = facts.messages().first().and_then(|m| m.id.clone());
+    let id = call.first_id();
+    let start = call.facts.arrival.start;
+    let Credentialed { limited, outbound } = call;
     let up = &route.upstream;
     let admitted = match up.guard.admit() {
         Ok(admitted) => admitted,
-        Err(refused) => return (Forwarded { ttfb: None, span }, Err(guarded(refused).with_id(id))),
+        Err(refused) => {
+            let upstream = ForwardFacts {
+                ttfb: None,
+                span: Some(span),
+            };
+            return Err(Forwarded { limited, upstream }.stop(guarded(refused).with_id(id)));
+        }
     };
     let req = upstream_request(route, parts.method, headers, body, outbound);
     let sent = timeout(up.first_byte(), up.client.send(&up.origin, &up.absolute, req)).await;
-    let ttfb = Some(facts.arrival.start.elapsed());
+    let ttfb = start.elapsed();
     let ok = matches!(&sent, Ok(Ok(res)) if !res.status().is_server_error());
     up.guard.record(admitted, ok);
     let answer = match sent {
@@ -98,8 +116,15 @@ pub(crate) async fn forward(
         Ok(Err(e)) => Err(send_failure(&e)),
         Ok(Ok(res)) => Ok(downstream(res, up.timeouts.idle)),
     };
-    let ttfb = answer.as_ref().ok().and(ttfb);
-    (Forwarded { ttfb, span }, answer.map_err(|r| r.with_id(id)))
+    let upstream = ForwardFacts {
+        ttfb: answer.as_ref().ok().map(|_| ttfb),
+        span: Some(span),
+    };
+    let forwarded = Forwarded { limited, upstream };
+    match answer {
+        Ok(res) => Ok((forwarded, res)),
+        Err(rejection) => Err(forwarded.stop(rejection.with_id(id))),
+    }
 }
 
 /// The refusal of a call the upstream's guard did not let through.

@@ -18,7 +18,6 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use http::HeaderMap;
 use serde_json::Value;
@@ -28,52 +27,36 @@ use tollgate_mcp::{CompletionRef, Message, MessageKind, check_params, completion
 use tollgate_policy::ToolAnnotations;
 
 use crate::catalog::{Judged, annotations_of};
-use crate::facts::Facts;
+use crate::facts::GateFact;
 use crate::rescue::{ElementRefusal, Rejection};
 use crate::route::Route;
+use crate::stage::{Gated, Identified, Stage, Stop};
 
-/// What the gate established about one message's definition.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct GateFact {
-    /// The verdict; `None` with the gate off.
-    pub(crate) outcome: Option<Outcome>,
-    /// Whether the route enforces it.
-    pub(crate) enforced: bool,
-    /// The revision the call runs against.
-    pub(crate) revision: Option<Arc<str>>,
-    /// Who approved it, and when.
-    pub(crate) approved: Option<(Arc<str>, SystemTime)>,
-    /// The tool's annotations as approved (the MCP defaults when unknown).
-    pub(crate) annotations: Option<ToolAnnotations>,
-    /// The checked `Mcp-Param-*` values, by header name.
-    pub(crate) args: Vec<(String, String)>,
-}
-
-impl GateFact {
-    /// Whether the call goes ahead as far as the catalog goes.
-    pub(crate) fn proceeds(&self) -> bool {
-        !self.enforced || self.outcome.is_none_or(Outcome::passes)
+/// Judge the definitions the identified call names.
+///
+/// # Errors
+///
+/// The stop of a call that uses a definition the route does not let
+/// through, or whose `Mcp-Param-*` headers the approved schema refuses.
+pub(crate) fn gate(route: &Route, identified: Identified, headers: &HeaderMap) -> Result<Gated, Stop> {
+    let (gate, refusal) = judge(route, &identified, headers);
+    let gated = Gated { identified, gate };
+    match refusal {
+        Some(rejection) => Err(gated.stop(rejection)),
+        None => Ok(gated),
     }
 }
 
-/// The gate's facts for each message, and whether they stop the request.
-#[derive(Debug, Default)]
-pub(crate) struct Gated {
-    pub(crate) facts: Vec<Option<GateFact>>,
-    pub(crate) refusal: Option<Rejection>,
-}
-
-/// Judge the definitions the call of `facts` names.
-pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
-    let Some(identified) = &facts.identified else {
-        return Gated::default();
-    };
-    let messages = &identified.call.messages;
+/// Each message's fact (`None`: it names no definition), and the refusal
+/// when they stop the call.
+fn judge(route: &Route, identified: &Identified, headers: &HeaderMap) -> (Vec<Option<GateFact>>, Option<Rejection>) {
+    let messages = identified.messages();
+    let facts = &identified.facts;
     let body = facts.body.bytes.as_deref();
     let targets: Vec<Option<(Kind, Cow<'_, str>)>> =
         messages.iter().enumerate().map(|(i, m)| target(m, body, i)).collect();
     if targets.iter().all(Option::is_none) {
-        return Gated::default();
+        return (vec![None; messages.len()], None);
     }
     let lock = route.shared.approvals.current();
     let snapshot = route.catalog.snapshot();
@@ -92,17 +75,12 @@ pub(crate) fn gate(route: &Route, facts: &Facts, headers: &HeaderMap) -> Gated {
         let headers = (modern && *kind == Kind::Tool).then_some(headers);
         match judge.fact(*kind, key, headers, body) {
             Ok(fact) => out.push(Some(fact)),
-            Err(e) => {
-                return Gated {
-                    facts: out,
-                    refusal: Some(Rejection::from(e).with_id(m.id.clone())),
-                };
-            }
+            Err(e) => return (out, Some(Rejection::from(e).with_id(m.id.clone()))),
         }
     }
     let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
     let refusal = refusal(messages, &targets, &out, exposed);
-    Gated { facts: out, refusal }
+    (out, refusal)
 }
 
 /// The definition the `index`th message names: its kind and key. A

@@ -16,24 +16,87 @@ use std::sync::atomic::AtomicU64;
 
 use axum::body::Body;
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::CONTENT_TYPE;
 use http::request::Parts;
+use http::{HeaderMap, HeaderName};
 use http_body_util::{BodyExt, LengthLimitError};
 use tollgate_core::{Era, ErrorKind, McpMethod};
 use tollgate_mcp::{Call, CallPlan, Scanned, StandardHeaders, classify_post, scan};
+use tollgate_telemetry::{McpCall, ServerSpan};
+use tracing::field::display;
 
 use crate::body::CountedBody;
-use crate::facts::{BodyFacts, BytesIn, Identified, family_of};
+use crate::facts::{BodyFacts, BytesIn, CallIdentity, Delegated, Facts, content_length, family_of};
 use crate::phase::classify::{Classified, Kind};
 use crate::rescue::Rejection;
 use crate::route::Route;
-use crate::vserver::Delegated;
+use crate::stage::{Authenticated, Identified, Stop};
+
+/// The W3C trace context header.
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
 /// The identified call and the body to forward.
-pub(crate) type Outcome = Result<(Identified, Body), Rejection>;
+type Outcome = Result<(CallIdentity, Body), Rejection>;
 
-/// Identify the call of a classified request.
-pub(crate) async fn identify(route: &Route, request: &Classified, parts: &Parts, body: Body) -> (BodyFacts, Outcome) {
+/// Identify the call of a classified request and start its server span.
+/// What the body told is kept even when the call is refused.
+///
+/// # Errors
+///
+/// The stop of a request that does not identify as a call this route
+/// serves: a wrong method or media type, an unreadable or oversized body,
+/// headers that disagree with it, an unsupported protocol version.
+pub(crate) async fn identify(
+    route: &Route,
+    request: &Classified,
+    authenticated: Authenticated,
+    parts: &Parts,
+    body: Body,
+) -> Result<(Identified, Body), Stop> {
+    let (read, outcome) = identity(route, request, parts, body).await;
+    let mut facts = authenticated.facts;
+    facts.read(read);
+    match outcome {
+        Ok((CallIdentity { call, family }, body)) => {
+            let span = server_span(route, &facts, (&call, family), &parts.headers);
+            Ok((
+                Identified {
+                    facts,
+                    call,
+                    family,
+                    span,
+                },
+                body,
+            ))
+        }
+        Err(rejection) => Err(Stop { facts, rejection }),
+    }
+}
+
+/// Start the request's server span once the call is known, and name the
+/// call on the request's log span.
+fn server_span(route: &Route, facts: &Facts, (call, family): (&Call, McpMethod), headers: &HeaderMap) -> ServerSpan {
+    let first = call.messages.first();
+    let method = first.map_or(family.as_str(), |m| m.method.as_str());
+    let log = tracing::Span::current();
+    log.record("era", display(call.era.as_str()));
+    log.record("method", display(method));
+    if let Some(name) = first.and_then(|m| m.name.as_deref()) {
+        log.record("name", display(name));
+    }
+    route.shared.spans.server_span(&McpCall {
+        target: first.and_then(|m| m.name.as_deref()),
+        protocol_version: call.version.map(|v| v.as_str()),
+        request_id: first.and_then(|m| m.id.as_ref()).map(|id| id.as_json()),
+        meta_traceparent: call.messages.iter().find_map(|m| m.traceparent.as_deref()),
+        header_traceparent: headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()),
+        started: Some(facts.arrival.received),
+        ..McpCall::new(&route.name, method, call.era)
+    })
+}
+
+/// The call of a classified request, and what its body told.
+async fn identity(route: &Route, request: &Classified, parts: &Parts, body: Body) -> (BodyFacts, Outcome) {
     match request.kind {
         Kind::Post => post(route, &request.headers, parts, body).await,
         Kind::Stream | Kind::EndSession if route.legacy() => {
@@ -52,7 +115,7 @@ pub(crate) async fn identify(route: &Route, request: &Classified, parts: &Parts,
                 bytes_in: BytesIn::Known(content_length(parts).unwrap_or(0)),
                 ..BodyFacts::default()
             };
-            (facts, Ok((Identified { call, family }, body)))
+            (facts, Ok((CallIdentity { call, family }, body)))
         }
         _ => (
             BodyFacts::default(),
@@ -109,7 +172,7 @@ fn unread(parts: &Parts, body: Body, call: Call) -> (BodyFacts, Outcome) {
         bytes_in,
         ..BodyFacts::default()
     };
-    (facts, Ok((Identified { call, family }, body)))
+    (facts, Ok((CallIdentity { call, family }, body)))
 }
 
 /// A call identified by scanning its body — or by the scan a virtual
@@ -129,7 +192,7 @@ fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes, known: Option
                 facts.captured = Some(bytes.clone());
             }
             let family = family_of(&call.messages);
-            (facts, Ok((Identified { call, family }, Body::from(bytes))))
+            (facts, Ok((CallIdentity { call, family }, Body::from(bytes))))
         }
         Err(e) => (facts, Err(route.version_error(e).into())),
     }
@@ -150,11 +213,6 @@ fn check_content_type(parts: &Parts) -> Result<(), Rejection> {
             "Unsupported media type: use application/json",
         ))
     }
-}
-
-/// The declared body length.
-pub(crate) fn content_length(parts: &Parts) -> Option<u64> {
-    parts.headers.get(CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
 /// Read the whole body (the body-limit layer bounds it).

@@ -17,20 +17,42 @@ use tollgate_core::ErrorKind;
 use tollgate_limit::{Call, Identity, Refusal};
 use tollgate_mcp::MessageKind;
 
-use crate::facts::Facts;
+use crate::phase::budget::budget;
 use crate::rescue::{ElementRefusal, Rejection};
 use crate::route::Route;
+use crate::stage::{Authorized, Limited, Stage, Stop};
 
-/// Count the call of `facts`; `Err` with the refusing rule's id.
-pub(crate) async fn limit(route: &Route, facts: &Facts) -> Result<(), (Arc<str>, Rejection)> {
+/// Count the authorized call against the rate limits, then see where it
+/// stands under its budgets (`budget`).
+///
+/// # Errors
+///
+/// The stop of a call without room under a rule (the rule's id reaches
+/// the summary) or under a spent budget (the budget's note does).
+pub(crate) async fn limit(route: &Route, authorized: Authorized) -> Result<Limited, Stop> {
+    if let Err((rule, rejection)) = count(route, &authorized).await {
+        let mut stop = authorized.stop(rejection);
+        stop.facts.limited = Some(rule);
+        return Err(stop);
+    }
+    match budget(route, &authorized).await {
+        Ok(budget) => Ok(Limited { authorized, budget }),
+        Err((note, rejection)) => {
+            let mut stop = authorized.stop(rejection);
+            stop.facts.budget = Some(note);
+            Err(stop)
+        }
+    }
+}
+
+/// Count each request of the call; `Err` with the refusing rule's id.
+async fn count(route: &Route, authorized: &Authorized) -> Result<(), (Arc<str>, Rejection)> {
     let limiter = &route.shared.limiter;
     if limiter.is_empty() {
         return Ok(());
     }
-    let Some(identified) = &facts.identified else {
-        return Ok(());
-    };
-    let messages = &identified.call.messages;
+    let facts = &authorized.facts;
+    let messages = authorized.messages();
     let principal = facts.principal.as_deref();
     let via = facts.arrival.via.as_deref();
     for (i, m) in messages.iter().enumerate() {

@@ -18,34 +18,41 @@ use tollgate_mcp::headers::SESSION_ID;
 use crate::facts::Facts;
 use crate::lists;
 use crate::metered::{Completion, MeteredBody};
+use crate::phase::budget;
 use crate::rescue::{Rejection, render};
 use crate::route::Route;
+use crate::stage::{Forwarded, Stage, Stop};
 use crate::task_handle::owner;
 use crate::{CallLabels, TEE_BYTES};
 use tollgate_session::SessionClaims;
 
 /// Answer with the upstream's response `res`.
-pub(crate) async fn respond(route: &Arc<Route>, facts: Box<Facts>, mut res: Response) -> Response {
-    let facts = if lists::filters(route, &facts) {
+///
+/// # Errors
+///
+/// The stop of an answer that cannot be passed on: a list that does not
+/// read, or a legacy session id that does not seal.
+pub(crate) async fn respond(route: &Arc<Route>, forwarded: Forwarded, res: Response) -> Result<Response, Stop> {
+    let (forwarded, (res, hidden)) = if lists::filters(route, forwarded.family) {
         // Boxed: reading and rewriting a whole list is the rare path.
-        match Box::pin(lists::filter(route, &facts, res)).await {
-            Ok((filtered, hidden)) => {
-                res = filtered;
-                facts.filtered(hidden)
-            }
-            Err(rejection) => return refuse(route, facts, rejection),
-        }
+        let filtered = Box::pin(lists::filter(route, &forwarded, res)).await;
+        forwarded.check(filtered)?
     } else {
-        facts
+        (forwarded, (res, None))
     };
-    match seal(route, &facts, res) {
-        Ok(res) => metered(route, facts, res, None),
-        Err(rejection) => refuse(route, facts, rejection),
+    let sealed = seal(route, &forwarded, res);
+    let (forwarded, mut res) = forwarded.check(sealed)?;
+    if let Some(remaining) = budget::header(&forwarded.budget) {
+        res.headers_mut().insert(budget::REMAINING, remaining);
     }
+    let mut facts = forwarded.into_facts();
+    facts.hidden = hidden;
+    Ok(metered(route, facts, res, None))
 }
 
 /// Answer with a refusal.
-pub(crate) fn refuse(route: &Arc<Route>, facts: Box<Facts>, rejection: Rejection) -> Response {
+pub(crate) fn refuse(route: &Arc<Route>, stop: Stop) -> Response {
+    let Stop { facts, rejection } = stop;
     // A single message's id is echoed; a batch's refusal answers each
     // element, or carries a null id.
     let id = match facts.messages() {
@@ -58,16 +65,16 @@ pub(crate) fn refuse(route: &Arc<Route>, facts: Box<Facts>, rejection: Rejection
 }
 
 /// Seal the upstream's session id (legacy) or drop it (modern).
-fn seal(route: &Route, facts: &Facts, mut res: Response) -> Result<Response, Rejection> {
+fn seal(route: &Route, call: &Forwarded, mut res: Response) -> Result<Response, Rejection> {
     let Some(upstream_id) = res.headers_mut().remove(&SESSION_ID) else {
         return Ok(res);
     };
-    if facts.identified.as_ref().is_none_or(|i| i.call.era != Era::Legacy) {
+    if call.call.era != Era::Legacy {
         return Ok(res);
     }
     let invalid = || Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id");
     let upstream_id = upstream_id.to_str().map_err(|_| invalid())?;
-    let owner = owner(&route.name, facts.principal.as_ref());
+    let owner = owner(&route.name, call.principal());
     let claims = SessionClaims {
         route: route.name.to_string(),
         issuer: owner.issuer.to_owned(),

@@ -21,23 +21,37 @@ use tollgate_core::{Era, ErrorKind};
 use tollgate_mcp::headers::NAME;
 use tollgate_mcp::{encode_header_value, names_a_task, splice};
 
-use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
+use crate::stage::{Credentialed, Identified, Stage, Stop};
 use crate::task_handle::owner;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
 
 /// The body to forward: for a `tasks/*` request, with the task's own id in
 /// place of the caller's handle (and in `Mcp-Name`); otherwise `body`.
-pub(crate) fn open(route: &Route, facts: &Facts, parts: &mut Parts, body: Body) -> Result<Body, Rejection> {
-    let Some(identified) = &facts.identified else {
-        return Ok(body);
-    };
-    let messages = &identified.call.messages;
+///
+/// # Errors
+///
+/// The stop of a batched task request, or of a handle that is not this
+/// caller's on this route (an unknown task).
+pub(crate) fn open(
+    route: &Route,
+    identified: Identified,
+    parts: &mut Parts,
+    body: Body,
+) -> Result<(Identified, Body), Stop> {
+    let opened = handle(route, &identified, parts, body);
+    identified.check(opened)
+}
+
+/// The body with the task's own id, when the call names a task handle.
+fn handle(route: &Route, identified: &Identified, parts: &mut Parts, body: Body) -> Result<Body, Rejection> {
+    let facts = &identified.facts;
+    let messages = identified.messages();
     if facts.arrival.via.is_some() || !messages.iter().any(|m| names_a_task(&m.method)) {
         return Ok(body);
     }
-    let [m] = messages.as_slice() else {
+    let [m] = messages else {
         return Err(Rejection::new(
             ErrorKind::InvalidRequest,
             "Invalid Request: task requests cannot be batched",
@@ -67,23 +81,21 @@ pub(crate) fn open(route: &Route, facts: &Facts, parts: &mut Parts, body: Body) 
 /// task (in a legacy session, whose capabilities were declared at
 /// `initialize`; one that declared the extension; or one forwarded unread
 /// to an upstream that offers tasks).
-pub(crate) fn sealing(route: &Route, facts: &Facts) -> Option<TaskSeal> {
-    let identified = facts.identified.as_ref()?;
-    if facts.arrival.via.is_some() {
+pub(crate) fn sealing(route: &Route, call: &Credentialed) -> Option<TaskSeal> {
+    if call.facts.arrival.via.is_some() {
         return None;
     }
-    let [m] = identified.call.messages.as_slice() else {
+    let [m] = call.messages() else {
         return None;
     };
-    let may =
-        names_a_task(&m.method) || (m.method == "tools/call" && may_become_a_task(route, facts, identified.call.era));
-    may.then(|| TaskSeal::new(&route.shared.sealer, &route.name, facts.principal.as_ref(), &route.name))
+    let may = names_a_task(&m.method) || (m.method == "tools/call" && may_become_a_task(route, call, call.call.era));
+    may.then(|| TaskSeal::new(&route.shared.sealer, &route.name, call.principal(), &route.name))
 }
 
 /// Whether the tool call may be answered with a task: as it declares, or,
 /// forwarded unread, when the upstream offers tasks.
-fn may_become_a_task(route: &Route, facts: &Facts, era: Era) -> bool {
-    match facts.body.bytes.as_deref() {
+fn may_become_a_task(route: &Route, call: &Identified, era: Era) -> bool {
+    match call.facts.body.bytes.as_deref() {
         Some(body) => task_handle::may_become_a_task(era, body),
         None => route.catalog.snapshot().extensions.iter().any(|e| e == EXTENSION),
     }

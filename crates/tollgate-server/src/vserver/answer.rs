@@ -206,7 +206,7 @@ pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Inc
             client_ip: incoming
                 .parts
                 .extensions
-                .get::<crate::serve::ClientAddr>()
+                .get::<crate::facts::ClientAddr>()
                 .map(|a| a.0.ip()),
             virtual_server: Some(&v.name),
             ..ListRequest::new(&member.route.name, target)

@@ -201,7 +201,7 @@ impl Head {
     /// message goes to several members.
     pub(crate) fn copy(parts: &Parts) -> Head {
         let mut extensions = http::Extensions::new();
-        if let Some(addr) = parts.extensions.get::<crate::serve::ClientAddr>() {
+        if let Some(addr) = parts.extensions.get::<crate::facts::ClientAddr>() {
             extensions.insert(*addr);
         }
         Head {

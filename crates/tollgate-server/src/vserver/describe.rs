@@ -62,7 +62,7 @@ pub fn rewritten(config: &Config, v: &VirtualServer, lock: &Lock, members: &[Sna
         ) else {
             continue;
         };
-        let mode = crate::gateway::catalog_mode(config.catalog_mode(server));
+        let mode = crate::catalog::catalog_mode(config.catalog_mode(server));
         for (kind, own, _, definition) in super::exposed::member_exposed(m, mode, lock, snapshot) {
             if is_rewritten(m, kind, &own)
                 && let Ok(d) = Definition::new(kind, definition)

@@ -11,11 +11,12 @@ use tollgate_audit::{AuditHandle, AuditObserver, RouteAudit};
 use tollgate_config::Config;
 use tollgate_core::CallObserver;
 
-use super::generation::same_upstream;
-use super::{GatewayError, auth_err};
+use super::same_upstream;
+use crate::catalog::catalog_mode;
+use crate::error::{GatewayError, auth_err};
+use crate::front::Front;
 use crate::live::Generation;
 use crate::phase::admit::Admission;
-use crate::phases::Front;
 use crate::route::{Route, RouteParts, Shared};
 use crate::settings;
 use crate::upstream::Upstream;
@@ -158,13 +159,4 @@ fn previous_route<'a>(
         .routes
         .get(format!("/mcp/{}", server.name.as_str()).as_str())?;
     Some((route.clone(), (old, &config.timeouts)))
-}
-
-/// The gate of a configured catalog mode.
-pub(crate) fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catalog::Mode {
-    match mode {
-        tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
-        tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
-        tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
-    }
 }

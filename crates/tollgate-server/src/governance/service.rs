@@ -18,8 +18,8 @@ use tokio::task::JoinHandle;
 use tollgate_catalog::{Lock, Mode, Outcome, Snapshot, judge_entry, sync};
 use tollgate_config::HeaderTrust;
 
-use crate::catalog::findings;
-use crate::catalog::transport::UpstreamTransport;
+use crate::governance::findings;
+use crate::governance::transport::UpstreamTransport;
 use crate::route::Route;
 
 /// The shortest time between two syncs of a route that were asked for.

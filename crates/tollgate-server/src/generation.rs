@@ -10,19 +10,21 @@
 //! each budget's spend, each upstream's connections and breaker, and each
 //! route's catalog snapshot. A reload thus starts warm.
 
+mod routes;
+
 use std::sync::Arc;
 
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer};
 use tollgate_config::{Loaded, Server, Timeouts};
-use tollgate_core::CallObserver;
+use tollgate_core::{CallObserver, Principal, PrincipalKind};
 use tollgate_meter::CallMetrics;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
-use super::routes::{RouteContext, front};
-use super::{GatewayError, anonymous, auth_err};
+use self::routes::{RouteContext, front};
 use crate::catalog::Approvals;
-use crate::catalog::service::SyncSettings;
+use crate::error::{GatewayError, auth_err};
+use crate::governance::service::SyncSettings;
 use crate::live::Generation;
 use crate::route::Shared;
 use crate::settings;
@@ -231,4 +233,13 @@ fn sealer(loaded: &Loaded, previous: Option<&Generation>) -> Result<Arc<Sealer>,
     }
     let sealer = Sealer::new(&keys, loaded.config.sessions.ttl).map_err(|_| GatewayError::Sessions)?;
     Ok(Arc::new(sealer))
+}
+
+/// The principal of calls on routes without authentication, so that
+/// policies can still decide them (`Tollgate::Service::"anonymous"`).
+pub(crate) fn anonymous() -> Principal {
+    Principal {
+        expires_at: u64::MAX,
+        ..Principal::bare("", "anonymous", PrincipalKind::Service)
+    }
 }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 use tollgate_catalog::{Kind, Lock, Outcome, Snapshot, judge};
 
-use crate::catalog::reload::LockFile;
+use crate::governance::reload::LockFile;
 use crate::route::Route;
 
 /// How many definitions of a route have each outcome.
