@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # so that a new module is placed on purpose.
 LAYERS = {
     "tollgate-server": [
-        # Values: what a request is and what is known of it; plumbing.
-        ["rescue", "facts", "stage", "body", "error", "runtime", "tls"],
+        # Values: what a request is and what is known of it; plumbing; the
+        # mapping of configuration to the lower crates' settings.
+        ["rescue", "facts", "stage", "body", "runtime", "tls", "settings"],
         # The parts a route is built from.
-        ["upstream", "task_handle", "catalog", "audit_index", "spend"],
+        ["upstream", "error", "task_handle", "catalog", "audit_index", "spend"],
         # Routes.
         ["route"],
         # The request path of a route: phases, the answers they build, the

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tollgate_audit::{
-    AuditHandle, AuditObserver, AuditSink, CredentialKind, Decision, Durability, Outcome, PolicyMode, Recorded,
-    RouteAudit, SinkSettings,
+    AuditHandle, AuditObserver, AuditSink, CaptureSettings, CredentialKind, Decision, Durability, Outcome, PolicyMode,
+    Recorded, RouteAudit, RouteAuditSettings, SinkSettings,
 };
 use tollgate_core::{
     Answer, CallElement, CallObserver, CallSummary, Era, McpMethod, PolicyVerdict, Principal, PrincipalKind,
@@ -47,20 +47,22 @@ fn settings(dir: &Path, durability: Durability) -> SinkSettings {
     }
 }
 
+/// The `github` route, approved at 1.4.2, nothing captured.
 fn route() -> RouteAudit {
-    let toml = "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[[servers]]\nname = \"github\"\n\
-                url = \"https://mcp.github.example.com/mcp\"\naudit = { server_version = \"1.4.2\", approved_by = \"alice\" }\n";
-    struct NoEnv;
-    impl tollgate_config::Environment for NoEnv {
-        fn var(&self, _: &str) -> Option<String> {
-            None
-        }
-        fn read_file(&self, _: &Path) -> Result<Vec<u8>, String> {
-            Err("none".into())
-        }
-    }
-    let loaded = tollgate_config::load_str(Path::new("gw.toml"), toml, &NoEnv).unwrap();
-    RouteAudit::from_config(&loaded.config.servers[0], &loaded.config.audit)
+    RouteAudit::new(&RouteAuditSettings {
+        route: "github".into(),
+        upstream: "https://mcp.github.example.com/mcp".into(),
+        server_version: Some("1.4.2".into()),
+        approved_by: Some("alice".into()),
+        credential: CredentialKind::None,
+        capture: CaptureSettings {
+            arguments: false,
+            results: false,
+            max_bytes: 4096,
+            redact_keys: Vec::new(),
+        },
+        bytes_per_token: 3.5,
+    })
 }
 
 fn principal() -> Arc<Principal> {

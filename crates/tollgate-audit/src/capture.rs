@@ -29,6 +29,21 @@ pub struct Capture {
 /// The placeholder for a redacted value.
 pub const REDACTED: &str = "[redacted]";
 
+/// What a route captures of its calls (the server maps it from the
+/// route's `audit` table and `[audit] redact_keys`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSettings {
+    /// Capture the arguments of a request.
+    pub arguments: bool,
+    /// Capture the result of its answer.
+    pub results: bool,
+    /// Largest captured value, in bytes of JSON; larger ones are cut.
+    pub max_bytes: usize,
+    /// Keys whose values are redacted: an object key is redacted when it
+    /// contains one of them, both lowercased and without `-` and `_`.
+    pub redact_keys: Vec<String>,
+}
+
 /// A route's capture settings.
 #[derive(Debug, Clone, Default)]
 pub struct CapturePolicy {
@@ -39,19 +54,18 @@ pub struct CapturePolicy {
 }
 
 impl CapturePolicy {
-    /// Settings from a server's `audit` table and `[audit] redact_keys`.
-    pub fn from_config(server: &tollgate_config::ServerAudit, audit: &tollgate_config::Audit) -> CapturePolicy {
-        let patterns = audit
+    /// The policy of `settings`.
+    pub fn new(settings: &CaptureSettings) -> CapturePolicy {
+        let patterns = settings
             .redact_keys
             .iter()
-            .chain(&server.redact_keys)
             .map(|k| normalize(k))
             .filter(|k| !k.is_empty())
             .collect();
         CapturePolicy {
-            arguments: server.capture_arguments,
-            results: server.capture_results,
-            max_bytes: server.capture_max_bytes.get(),
+            arguments: settings.arguments,
+            results: settings.results,
+            max_bytes: settings.max_bytes,
             patterns,
         }
     }

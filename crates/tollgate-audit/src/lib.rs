@@ -37,7 +37,7 @@ mod serde_util;
 mod sink;
 mod verify;
 
-pub use capture::{Capture, CapturePolicy, REDACTED};
+pub use capture::{Capture, CapturePolicy, CaptureSettings, REDACTED};
 pub use chain::{Hash, LineKind};
 pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
 pub use files::trail_files;
@@ -45,7 +45,8 @@ pub use observer::{AuditObserver, task_fingerprint};
 pub use otlp::OtlpSettings;
 pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};
 pub use record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION};
-pub use route::RouteAudit;
-pub use sink::{AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Recorded, SinkSettings};
-pub use tollgate_config::Durability;
+pub use route::{RouteAudit, RouteAuditSettings};
+pub use sink::{
+    AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Durability, Recorded, SinkSettings,
+};
 pub use verify::{FileReport, VerifyOptions, VerifyReport, verify, verify_with};

@@ -11,14 +11,13 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use tollgate_config::Durability;
 use tollgate_core::{CallElement, CallObserver, CallSummary, McpMethod, PolicyVerdict, Stage};
 
 use crate::capture::Capture;
 use crate::error::AuditError;
 use crate::record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode};
 use crate::route::RouteAudit;
-use crate::sink::{AuditHandle, Recorded};
+use crate::sink::{AuditHandle, Durability, Recorded};
 
 /// Writes the records of one route's calls.
 #[derive(Debug, Clone)]

@@ -25,7 +25,8 @@ use crate::error::AuditError;
 use crate::record::{CallRecord, Outcome};
 use crate::sink::Shared;
 
-/// Where and how records are exported.
+/// Where and how records are exported (the server maps it from
+/// `[audit.otlp]`).
 #[derive(Debug, Clone)]
 pub struct OtlpSettings {
     /// The collector's base URL (`/v1/logs` is appended).
@@ -38,19 +39,6 @@ pub struct OtlpSettings {
     pub batch_records: usize,
     /// Longest wait before a partial batch is sent.
     pub batch_interval: Duration,
-}
-
-impl OtlpSettings {
-    /// Settings from `[audit.otlp]`.
-    pub fn from_config(o: &tollgate_config::AuditOtlp) -> OtlpSettings {
-        OtlpSettings {
-            endpoint: o.endpoint.as_str().trim_end_matches('/').to_owned(),
-            timeout: o.timeout,
-            queue_capacity: o.queue_capacity.get(),
-            batch_records: o.batch_records.get(),
-            batch_interval: o.batch_interval,
-        }
-    }
 }
 
 /// One record on its way to the collector.

@@ -340,15 +340,3 @@ pub enum CredentialKind {
     /// A token obtained by RFC 8693 exchange on behalf of the caller.
     TokenExchange,
 }
-
-impl CredentialKind {
-    /// The kind configured for a server.
-    pub fn of(credential: &tollgate_config::Credential) -> CredentialKind {
-        match credential {
-            tollgate_config::Credential::None => CredentialKind::None,
-            tollgate_config::Credential::Static(_) => CredentialKind::Static,
-            tollgate_config::Credential::ClientCredentials(_) => CredentialKind::ClientCredentials,
-            tollgate_config::Credential::TokenExchange(_) => CredentialKind::TokenExchange,
-        }
-    }
-}

@@ -1,4 +1,4 @@
-//! What the audit trail knows about a route, built once from config.
+//! What the audit trail knows about a route, built once from its settings.
 //!
 //! The route's [`crate::AuditObserver`] starts each call's records from its
 //! [`RouteAudit`], so the route-constant fields cost reference counts.
@@ -6,8 +6,30 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::capture::CapturePolicy;
+use crate::capture::{CapturePolicy, CaptureSettings};
 use crate::record::{CallRecord, CredentialKind};
+
+/// A route's audit settings, as the server maps them from the route's
+/// `audit` table and `[audit]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteAuditSettings {
+    /// The route name.
+    pub route: String,
+    /// The upstream as records show it: for a server, its URL without
+    /// credentials and with a query string as `?<redacted>`.
+    pub upstream: String,
+    /// The approved upstream version.
+    pub server_version: Option<String>,
+    /// Who approved the upstream.
+    pub approved_by: Option<String>,
+    /// The credential kind the upstream receives when a call is forwarded.
+    pub credential: CredentialKind,
+    /// Capture of arguments and results.
+    pub capture: CaptureSettings,
+    /// Response bytes per estimated token; a ratio that is not a positive
+    /// number counts as 3.5.
+    pub bytes_per_token: f64,
+}
 
 /// A route's audit settings and the fields its records share.
 #[derive(Debug, Clone)]
@@ -34,41 +56,21 @@ pub struct RouteAudit {
 const DEFAULT_BYTES_PER_TOKEN: f64 = 3.5;
 
 impl RouteAudit {
-    /// Settings for one `[[servers]]` entry.
-    pub fn from_config(server: &tollgate_config::Server, audit: &tollgate_config::Audit) -> RouteAudit {
+    /// The route of `settings`.
+    pub fn new(settings: &RouteAuditSettings) -> RouteAudit {
+        let ratio = settings.bytes_per_token;
         RouteAudit {
-            route: Arc::from(server.name.as_str()),
-            upstream: Arc::from(tollgate_config::redact_url(&server.url)),
-            server_version: server.audit.server_version.as_deref().map(Arc::from),
-            approved_by: server.audit.approved_by.as_deref().map(Arc::from),
-            credential: CredentialKind::of(&server.credential),
-            capture: CapturePolicy::from_config(&server.audit, audit),
-            bytes_per_token: Self::ratio(audit),
-        }
-    }
-
-    /// Settings for the answers a virtual server gives itself (its lists,
-    /// `initialize`, `find_tools`): nothing is forwarded, so there is no
-    /// upstream or credential; `upstream` names the virtual server's URL
-    /// path, and its own `audit` settings apply.
-    pub fn for_virtual_server(v: &tollgate_config::VirtualServer, audit: &tollgate_config::Audit) -> RouteAudit {
-        let name = v.name.as_str();
-        RouteAudit {
-            route: Arc::from(name),
-            upstream: Arc::from(format!("virtual:/mcp/{name}")),
-            server_version: v.audit.server_version.as_deref().map(Arc::from),
-            approved_by: v.audit.approved_by.as_deref().map(Arc::from),
-            credential: CredentialKind::None,
-            capture: CapturePolicy::from_config(&v.audit, audit),
-            bytes_per_token: Self::ratio(audit),
-        }
-    }
-
-    fn ratio(audit: &tollgate_config::Audit) -> f64 {
-        if audit.bytes_per_token.is_finite() && audit.bytes_per_token > 0.0 {
-            audit.bytes_per_token
-        } else {
-            DEFAULT_BYTES_PER_TOKEN
+            route: Arc::from(settings.route.as_str()),
+            upstream: Arc::from(settings.upstream.as_str()),
+            server_version: settings.server_version.as_deref().map(Arc::from),
+            approved_by: settings.approved_by.as_deref().map(Arc::from),
+            credential: settings.credential,
+            capture: CapturePolicy::new(&settings.capture),
+            bytes_per_token: if ratio.is_finite() && ratio > 0.0 {
+                ratio
+            } else {
+                DEFAULT_BYTES_PER_TOKEN
+            },
         }
     }
 

@@ -18,14 +18,13 @@ mod stats;
 mod trail;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
-use tollgate_config::{Audit, Durability};
 
 use crate::error::AuditError;
 use crate::otlp::{OtlpExporter, OtlpSettings};
@@ -38,7 +37,18 @@ use writer::{Durable, Msg, State, Writer};
 /// Called by the writer after each `fdatasync` (e.g. to feed a histogram).
 pub type CommitObserver = Arc<dyn Fn(&Commit) + Send + Sync>;
 
-/// Everything the sink needs, usually from [`SinkSettings::from_config`].
+/// When a call's audit record must be on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Group commit: records are written at once and synced every
+    /// `sync_interval` or `sync_records`; a call never waits for the disk.
+    Batch,
+    /// A call is forwarded only after its record is synced; when the audit
+    /// files cannot be written, calls are refused (fail closed).
+    Strict,
+}
+
+/// Everything the sink needs (the server maps it from `[audit]`).
 #[derive(Clone)]
 pub struct SinkSettings {
     /// Directory of the audit files.
@@ -61,25 +71,6 @@ pub struct SinkSettings {
     pub otlp: Option<OtlpSettings>,
     /// Observer of each commit.
     pub observer: Option<CommitObserver>,
-}
-
-impl SinkSettings {
-    /// Settings from `[audit]`; a relative directory is resolved against
-    /// the directory of the configuration file at `config_path`.
-    pub fn from_config(audit: &Audit, config_path: &Path) -> SinkSettings {
-        SinkSettings {
-            directory: audit.directory_for(config_path),
-            file_prefix: audit.file_prefix.clone(),
-            durability: audit.durability,
-            sync_interval: audit.sync_interval,
-            sync_records: audit.sync_records.get(),
-            queue_capacity: audit.queue_capacity.get(),
-            rotate_bytes: audit.rotate_bytes.get(),
-            rotate_interval: audit.rotate_interval,
-            otlp: audit.otlp.enabled.then(|| OtlpSettings::from_config(&audit.otlp)),
-            observer: None,
-        }
-    }
 }
 
 /// What [`AuditHandle::record`] did with a record.

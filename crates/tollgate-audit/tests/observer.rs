@@ -11,25 +11,28 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use common::{principal, settings};
-use tollgate_audit::{AuditHandle, AuditObserver, AuditSink, Durability, Filter, Phase, RouteAudit, query};
+use tollgate_audit::{
+    AuditHandle, AuditObserver, AuditSink, CaptureSettings, CredentialKind, Durability, Filter, Phase, RouteAudit,
+    RouteAuditSettings, query,
+};
 use tollgate_core::{Answer, CallElement, CallObserver, CallSummary, McpMethod, Stage};
 
-struct NoEnv;
-
-impl tollgate_config::Environment for NoEnv {
-    fn var(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn read_file(&self, _: &Path) -> Result<Vec<u8>, String> {
-        Err("none".into())
-    }
-}
-
+/// The `github` route: no credential, nothing captured.
 fn route() -> RouteAudit {
-    let toml = "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[[servers]]\nname = \"github\"\n\
-                url = \"https://mcp.github.example.com/mcp\"\n";
-    let loaded = tollgate_config::load_str(Path::new("gw.toml"), toml, &NoEnv).unwrap();
-    RouteAudit::from_config(&loaded.config.servers[0], &loaded.config.audit)
+    RouteAudit::new(&RouteAuditSettings {
+        route: "github".into(),
+        upstream: "https://mcp.github.example.com/mcp".into(),
+        server_version: None,
+        approved_by: None,
+        credential: CredentialKind::None,
+        capture: CaptureSettings {
+            arguments: false,
+            results: false,
+            max_bytes: 4096,
+            redact_keys: Vec::new(),
+        },
+        bytes_per_token: 3.5,
+    })
 }
 
 /// A legacy batch of two `tools/call`s.

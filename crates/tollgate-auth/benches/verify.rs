@@ -16,7 +16,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use common::{ROUTE, TestIdp, TestKey, load};
+use common::{ROUTE, TestIdp, TestKey, authenticator_settings, load};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tollgate_auth::Authenticator;
 
@@ -33,7 +33,7 @@ fn authenticator(rt: &tokio::runtime::Runtime, idp: &TestIdp, cache_entries: usi
          [[servers]]\nname = \"github\"\nurl = \"http://127.0.0.1:3001/mcp\"\n",
         idp.issuer
     ));
-    let auth = Authenticator::from_loaded(&loaded, None).unwrap();
+    let auth = Authenticator::new(&authenticator_settings(&loaded), None).unwrap();
     assert!(rt.block_on(auth.refresh_now()));
     auth
 }

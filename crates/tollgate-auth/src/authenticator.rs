@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::task::JoinHandle;
-use tollgate_config::{Auth, Loaded, Secret};
+use tollgate_config::{Issuer, Secret};
 use tollgate_core::Principal;
 
 use crate::cache::{Entry, TokenCache, token_hash};
@@ -21,6 +21,18 @@ use crate::jwks::{IssuerStatus, refresh_loop};
 use crate::token::{TokenShape, read_token};
 use crate::verify::IssuerState;
 use crate::{AuthError, DevIssuer, SetupError, TokenRejection, claims};
+
+/// What the authenticator trusts, and how many verified tokens it keeps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthenticatorSettings {
+    /// The trusted issuers (`[[auth.issuers]]`), in order.
+    pub issuers: Vec<Issuer>,
+    /// By issuer index, the client secret of an issuer that introspects
+    /// opaque tokens, resolved at load.
+    pub introspection_secrets: Vec<Option<Secret>>,
+    /// Most verified tokens kept in memory.
+    pub token_cache_entries: usize,
+}
 
 /// Validates access tokens; cheap to clone (shared state behind an `Arc`).
 #[derive(Clone)]
@@ -56,23 +68,19 @@ impl Drop for RefreshTasks {
 }
 
 impl Authenticator {
-    /// Build from `[auth]`; `introspection_secrets` is
-    /// [`tollgate_config::AuthSecrets::introspection`]. The development
-    /// issuer, when given, is trusted too. No network access happens here.
+    /// Build from `settings`. The development issuer, when given, is
+    /// trusted too. No network access happens here.
     ///
     /// # Errors
     ///
     /// A missing introspection secret, or TLS setup failure.
-    pub fn new(
-        auth: &Auth,
-        introspection_secrets: &[Option<Secret>],
-        dev: Option<&DevIssuer>,
-    ) -> Result<Authenticator, SetupError> {
-        let mut issuers = auth
+    pub fn new(settings: &AuthenticatorSettings, dev: Option<&DevIssuer>) -> Result<Authenticator, SetupError> {
+        let secrets = &settings.introspection_secrets;
+        let mut issuers = settings
             .issuers
             .iter()
             .enumerate()
-            .map(|(i, iss)| IssuerState::from_config(iss, introspection_secrets.get(i).and_then(Option::as_ref)))
+            .map(|(i, iss)| IssuerState::from_config(iss, secrets.get(i).and_then(Option::as_ref)))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(dev) = dev {
             issuers.push(dev.issuer_state());
@@ -80,19 +88,10 @@ impl Authenticator {
         Ok(Authenticator {
             inner: Arc::new(Inner {
                 issuers,
-                cache: TokenCache::new(auth.token_cache_entries),
+                cache: TokenCache::new(settings.token_cache_entries),
                 http: client()?,
             }),
         })
-    }
-
-    /// Build from a loaded configuration.
-    ///
-    /// # Errors
-    ///
-    /// As [`Authenticator::new`].
-    pub fn from_loaded(loaded: &Loaded, dev: Option<&DevIssuer>) -> Result<Authenticator, SetupError> {
-        Authenticator::new(&loaded.config.auth, &loaded.auth_secrets.introspection, dev)
     }
 
     /// The trusted issuers, for a route's `authorization_servers`.
@@ -278,5 +277,16 @@ impl Authenticator {
             }
             None => Err(AuthError::InvalidToken(TokenRejection::Malformed)),
         }
+    }
+}
+
+/// No configured issuer: the tests of the development issuer, which is
+/// trusted besides them.
+#[cfg(test)]
+pub(crate) fn no_issuers() -> AuthenticatorSettings {
+    AuthenticatorSettings {
+        issuers: Vec::new(),
+        introspection_secrets: Vec::new(),
+        token_cache_entries: 100,
     }
 }

@@ -16,7 +16,7 @@ use arc_swap::ArcSwapOption;
 use http::{HeaderName, HeaderValue};
 use quick_cache::sync::Cache;
 use tokio::time::Instant;
-use tollgate_config::{AuthSecrets, Config, Credential, Secret};
+use tollgate_config::{Credential, Secret};
 use tollgate_core::Principal;
 
 use crate::cache::{TokenHash, token_hash};
@@ -56,6 +56,28 @@ impl std::fmt::Debug for Caller<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Caller({}: [redacted])", self.principal.subject)
     }
+}
+
+/// How the broker obtains each route's upstream credential.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BrokerSettings {
+    /// One entry per route; a route left out gets no credential.
+    pub routes: Vec<BrokerRoute>,
+}
+
+/// One route's upstream credential.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrokerRoute {
+    /// The route name (`[[servers]] name`).
+    pub name: String,
+    /// The upstream URL: the `resource` of a token exchange that names no
+    /// resource or audience of its own.
+    pub url: String,
+    /// How the credential is obtained.
+    pub credential: Credential,
+    /// Its secret, resolved at load: the static header value or the client
+    /// secret; `None` for [`Credential::None`].
+    pub secret: Option<Secret>,
 }
 
 /// Obtains upstream credentials per route.
@@ -130,25 +152,23 @@ struct TokenExchange {
 type Exchanged = Result<Arc<Cached>, String>;
 
 impl CredentialBroker {
-    /// Build from configuration and the secrets resolved at load.
+    /// Build from `settings`. No network access happens here.
     ///
     /// # Errors
     ///
     /// A credential whose secret is missing or not a valid header value,
     /// or TLS setup failure.
-    pub fn new(config: &Config, secrets: &AuthSecrets) -> Result<CredentialBroker, SetupError> {
+    pub fn new(settings: &BrokerSettings) -> Result<CredentialBroker, SetupError> {
         let mut routes = HashMap::new();
-        for (i, server) in config.servers.iter().enumerate() {
-            let name = server.name.as_str();
+        for route in &settings.routes {
+            let name = route.name.as_str();
             let secret = || -> Result<Secret, SetupError> {
-                secrets
-                    .credentials
-                    .get(i)
-                    .cloned()
-                    .flatten()
+                route
+                    .secret
+                    .clone()
                     .ok_or_else(|| SetupError(format!("server {name}: credential secret missing")))
             };
-            let route = match &server.credential {
+            let credential = match &route.credential {
                 Credential::None => RouteCredential::None,
                 Credential::Static(st) => {
                     let header = HeaderName::from_bytes(st.header.as_bytes())
@@ -164,11 +184,11 @@ impl CredentialBroker {
                     flight: SingleFlight::new(),
                 })),
                 Credential::TokenExchange(c) => RouteCredential::TokenExchange(Box::new(TokenExchange {
-                    params: OAuthParams::new(c, secret()?, Some(server.url.as_str())),
+                    params: OAuthParams::new(c, secret()?, Some(route.url.as_str())),
                     tokens: Cache::new(EXCHANGE_CACHE_ENTRIES),
                 })),
             };
-            routes.insert(name.to_owned(), route);
+            routes.insert(name.to_owned(), credential);
         }
         Ok(CredentialBroker {
             routes,

@@ -183,10 +183,9 @@ impl DevIssuer {
 
 #[cfg(test)]
 mod tests {
-    use tollgate_config::Auth;
-
     use super::*;
     use crate::Authenticator;
+    use crate::authenticator::no_issuers;
 
     #[tokio::test]
     async fn minted_tokens_pass_the_authenticator() {
@@ -199,7 +198,7 @@ mod tests {
         assert_eq!(jwks["keys"][0]["kty"], "EC");
         assert!(jwks["keys"][0].get("d").is_none(), "no private part");
 
-        let auth = Authenticator::new(&Auth::default(), &[], Some(&dev)).unwrap();
+        let auth = Authenticator::new(&no_issuers(), Some(&dev)).unwrap();
         assert!(auth.is_ready());
         assert_eq!(auth.issuers(), vec!["http://127.0.0.1:9090/dev-issuer".to_owned()]);
         let route = "http://127.0.0.1:8080/mcp/demo";

@@ -38,9 +38,9 @@ mod resource;
 mod token;
 mod verify;
 
-pub use authenticator::{Authenticator, RefreshTasks};
+pub use authenticator::{Authenticator, AuthenticatorSettings, RefreshTasks};
 pub use bearer::bearer_token;
-pub use broker::{Caller, CredentialBroker, UpstreamCredential};
+pub use broker::{BrokerRoute, BrokerSettings, Caller, CredentialBroker, UpstreamCredential};
 pub use dev::{DEV_CLIENT_ID, DevIssuer};
 pub use dev_login::{AuthorizeParams, DevClient, DevLoginError, TokenParams};
 pub use error::{AuthError, CredentialError, SetupError, TokenRejection};

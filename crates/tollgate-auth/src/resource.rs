@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 use serde_json::json;
-use tollgate_config::{Config, Server};
 use tollgate_core::Principal;
 use url::Url;
 
@@ -71,32 +70,6 @@ impl ProtectedResource {
             scopes: scopes.to_vec(),
             metadata: metadata.to_string().into_bytes().into(),
         })
-    }
-
-    /// The resource for a configured server, or `None` when the route does
-    /// not require tokens.
-    ///
-    /// # Errors
-    ///
-    /// No canonical base URL (configuration validation prevents it).
-    pub fn from_config(
-        config: &Config,
-        server: &Server,
-        authorization_servers: &[String],
-    ) -> Result<Option<ProtectedResource>, SetupError> {
-        if !config.auth_required(server) {
-            return Ok(None);
-        }
-        let url = config
-            .resource_url(server)
-            .ok_or_else(|| SetupError("auth.public_base_url is required".into()))?;
-        ProtectedResource::new(
-            &url,
-            authorization_servers,
-            &server.auth.scopes,
-            &server.auth.scopes_supported,
-        )
-        .map(Some)
     }
 
     /// The canonical URL of the route (the OAuth `resource`).

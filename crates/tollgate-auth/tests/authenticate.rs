@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::{ROUTE, TestIdp, TestKey, issuer_config, now};
+use common::{ROUTE, TestIdp, TestKey, issuer_settings, now};
 use http::{HeaderMap, HeaderValue};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;
@@ -29,13 +29,10 @@ struct Setup {
 async fn setup(extra: &str) -> Setup {
     let (rsa, ec) = (TestKey::rsa("rsa-1"), TestKey::ec("ec-1"));
     let idp = TestIdp::start(&[&rsa, &ec]).await;
-    let loaded = issuer_config(&idp, extra);
-    let auth = Authenticator::from_loaded(&loaded, None).unwrap();
+    let auth = Authenticator::new(&issuer_settings(&idp, extra), None).unwrap();
     assert!(auth.refresh_now().await, "keys load from a live issuer");
-    let c = &loaded.config;
-    let route = ProtectedResource::from_config(c, &c.servers[0], &auth.issuers())
-        .unwrap()
-        .unwrap();
+    // The `github` route, needing `mcp:tools`.
+    let route = ProtectedResource::new(ROUTE, &auth.issuers(), &["mcp:tools".to_owned()], &[]).unwrap();
     Setup {
         idp,
         rsa,
@@ -289,7 +286,7 @@ async fn an_issuer_down_at_boot_means_not_ready_then_recovers() {
     let key = TestKey::ec("ec-1");
     let idp = TestIdp::start(&[&key]).await;
     idp.set_down(true);
-    let auth = Authenticator::from_loaded(&issuer_config(&idp, r#"min_refresh_interval = "0s""#), None).unwrap();
+    let auth = Authenticator::new(&issuer_settings(&idp, r#"min_refresh_interval = "0s""#), None).unwrap();
     assert!(!auth.refresh_now().await);
     let token = key.sign(&idp.claims("alice", "mcp:tools"));
     assert_eq!(
@@ -361,7 +358,7 @@ async fn opaque_tokens_are_introspected_and_cached() {
         "introspection = {{ endpoint = \"{}/introspect\", client_id = \"gateway\", client_secret = {{ env = \"X\" }} }}",
         idp.issuer
     );
-    let auth = Authenticator::from_loaded(&issuer_config(&idp, &extra), None).unwrap();
+    let auth = Authenticator::new(&issuer_settings(&idp, &extra), None).unwrap();
     let p = auth.authenticate("opaque-good", ROUTE).await.unwrap();
     assert_eq!(p.subject, "svc-batch");
     assert!(p.is_service());

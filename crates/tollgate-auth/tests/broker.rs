@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{CLIENT_ID, CLIENT_SECRET, TestIdp, TestKey, load, now};
+use common::{CLIENT_ID, CLIENT_SECRET, TestIdp, TestKey, broker_settings, load, now};
 use tollgate_auth::{Caller, CredentialBroker, CredentialError};
 use tollgate_core::{Principal, PrincipalKind};
 
@@ -48,7 +48,7 @@ name = "none"
 url = "http://127.0.0.1:3005/mcp"
 "#
     ));
-    CredentialBroker::new(&loaded.config, &loaded.auth_secrets).unwrap()
+    CredentialBroker::new(&broker_settings(&loaded)).unwrap()
 }
 
 fn principal(sub: &str, exp: u64) -> Principal {

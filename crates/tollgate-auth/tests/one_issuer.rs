@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestIdp, TestKey, issuer_config};
+use common::{TestIdp, TestKey, issuer_settings};
 use serde_json::json;
 use tollgate_auth::{AuthError, Authenticator, DevIssuer, TokenRejection};
 
@@ -18,9 +18,8 @@ const CONSOLE: &str = "http://127.0.0.1:9090/console";
 async fn only_the_named_issuer_and_the_clients_own_audiences_are_accepted() {
     let key = TestKey::ec("ec-1");
     let idp = TestIdp::start(&[&key]).await;
-    let loaded = issuer_config(&idp, "");
     let dev = DevIssuer::from_pem("http://127.0.0.1:9090/dev-issuer", &DevIssuer::generate_pem().unwrap()).unwrap();
-    let auth = Authenticator::from_loaded(&loaded, Some(&dev)).unwrap();
+    let auth = Authenticator::new(&issuer_settings(&idp, ""), Some(&dev)).unwrap();
     assert!(auth.refresh_now().await);
     let audiences = [CONSOLE.to_owned(), "console-api".to_owned()];
     let signed = |aud: serde_json::Value| {

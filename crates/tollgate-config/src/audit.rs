@@ -3,9 +3,10 @@
 //! server's `audit` table (its version and approver for the record, and the
 //! opt-in capture of arguments and results).
 //!
-//! `tollgate-audit` builds its sink and per-route settings from these types
-//! (request path step 13). Every value is checked while deserializing, so a
-//! bad one is reported with its file, line and key like any other.
+//! The server maps them to the sink and per-route settings of
+//! `tollgate-audit` (request path step 13). Every value is checked while
+//! deserializing, so a bad one is reported with its file, line and key like
+//! any other.
 
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};

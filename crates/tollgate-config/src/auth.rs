@@ -2,9 +2,10 @@
 //! and the public base URL), each server's `auth` and `credential` tables,
 //! and `[dev_issuer]`.
 //!
-//! `tollgate-auth` builds the authenticator (request path step 5) and the
-//! upstream credential broker (step 10) from these types; the secrets they
-//! reference are resolved at load into [`crate::AuthSecrets`].
+//! The server maps them, with the secrets they reference (resolved at load
+//! into [`crate::AuthSecrets`]), to the settings `tollgate-auth` builds the
+//! authenticator (request path step 5) and the upstream credential broker
+//! (step 10) from; issuers and credentials pass as they are.
 
 use std::path::PathBuf;
 use std::time::Duration;

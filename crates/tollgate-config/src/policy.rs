@@ -2,8 +2,9 @@
 //! Cedar policies are, how they are enforced, the time zone of `context.hour`)
 //! and each server's `policy` table (its enforcement mode).
 //!
-//! `tollgate-policy` builds the policy engine (request path step 8) from these
-//! types; the policy files themselves are read by [`crate::read_policy_dir`].
+//! The server maps them to the settings `tollgate-policy` builds the policy
+//! engine (request path step 8) from; the policy files themselves are read by
+//! [`crate::read_policy_dir`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};

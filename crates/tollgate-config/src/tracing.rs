@@ -2,9 +2,9 @@
 //! OpenTelemetry spans (one server span per request, one client span per
 //! upstream call) over OTLP/HTTP, off by default.
 //!
-//! `tollgate-telemetry` builds its tracer provider from this type at start.
-//! Every value is checked while deserializing, so a bad one is reported with
-//! its file, line and key like any other.
+//! The server maps it to the settings `tollgate-telemetry` builds its tracer
+//! provider from, at start. Every value is checked while deserializing, so a
+//! bad one is reported with its file, line and key like any other.
 
 use std::num::NonZeroUsize;
 use std::time::Duration;

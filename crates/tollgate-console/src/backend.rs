@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 use tollgate_audit::CallRecord;
-use tollgate_config::Config;
 use tollgate_core::Principal;
 
 /// A definition to approve (`POST /console/api/catalog/approve`), at the
@@ -105,8 +104,9 @@ pub trait Backend: Send + Sync + 'static {
     /// issuer's), and naming one of `audiences` in its `aud` (an issuer's
     /// route-wide audiences do not count).
     async fn authenticate(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Arc<Principal>, String>;
-    /// The configuration in force.
-    fn config(&self) -> Arc<Config>;
+    /// The budgets and prices in force, for spend reports and the cost of
+    /// a call.
+    fn report_settings(&self) -> tollgate_report::Settings;
     /// The audit directory, when the gateway writes audit files.
     fn audit_dir(&self) -> Option<PathBuf>;
     /// Whether the gateway's indexer keeps the audit index current (else

@@ -1,8 +1,9 @@
-//! The console's settings, resolved from the loaded configuration once
-//! per start: its URL, the one issuer and the audiences its tokens must
-//! come from and name, the identity provider's endpoints and the client.
+//! The console's settings, mapped by the server from the loaded
+//! configuration once per start: its URL, the one issuer and the audiences
+//! its tokens must come from and name, the identity provider's endpoints
+//! and the client.
 
-use tollgate_config::{ConsoleRoles, Loaded};
+use tollgate_config::ConsoleRoles;
 use url::Url;
 
 /// Where and how the console signs users in.
@@ -35,38 +36,6 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of `loaded`, when the console is enabled. With the
-    /// development issuer, its endpoints are the admin listener's.
-    pub fn from_loaded(loaded: &Loaded) -> Option<Settings> {
-        let c = &loaded.config;
-        if !c.console.enabled {
-            return None;
-        }
-        let issuer = c.console_issuer()?;
-        let dev = c.dev_issuer_url().filter(|d| *d == issuer);
-        let dev_endpoint = |path: &str| dev.as_ref().and_then(|d| Url::parse(&format!("{d}/{path}")).ok());
-        let url = c.console_url();
-        Some(Settings {
-            audiences: std::iter::once(url.clone())
-                .chain(c.console.audiences.iter().cloned())
-                .collect(),
-            url,
-            authorization_endpoint: c
-                .console
-                .authorization_endpoint
-                .clone()
-                .or_else(|| dev_endpoint("authorize")),
-            token_endpoint: c.console.token_endpoint.clone().or_else(|| dev_endpoint("token")),
-            issuer,
-            client_id: c.console.client_id.clone(),
-            client_secret: loaded.console_secret.as_ref().map(|s| s.expose().to_vec()),
-            scopes: c.console.scopes.clone(),
-            session_ttl: c.console.session_ttl.as_secs(),
-            roles: c.console.roles.clone(),
-            cookie_key: loaded.session_keys.first().map(|k| k.expose().to_vec()),
-        })
-    }
-
     /// The sign-in redirect URI.
     pub fn redirect_uri(&self) -> String {
         format!("{}/callback", self.url)

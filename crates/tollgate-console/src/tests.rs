@@ -11,7 +11,7 @@ use axum::body::Body;
 use http::{Request, StatusCode};
 use serde_json::{Value, json};
 use tollgate_audit::CallRecord;
-use tollgate_config::{Config, ConsoleRoles};
+use tollgate_config::ConsoleRoles;
 use tollgate_core::{Principal, PrincipalKind};
 use tower::ServiceExt as _;
 
@@ -37,10 +37,12 @@ impl Backend for Fake {
             .push(format!("authenticate {issuer} {}", audiences.join(" ")));
         Ok(Arc::new(self.principal.clone()))
     }
-    fn config(&self) -> Arc<Config> {
-        let text = "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n";
-        let loaded = tollgate_config::load_str(&PathBuf::from("t.toml"), text, &tollgate_config::ProcessEnvironment);
-        Arc::new(loaded.unwrap().config)
+    fn report_settings(&self) -> tollgate_report::Settings {
+        tollgate_report::Settings {
+            budgets: vec![],
+            time_zone: "UTC".into(),
+            prices: tollgate_limit::Prices::default(),
+        }
     }
     fn audit_dir(&self) -> Option<PathBuf> {
         None

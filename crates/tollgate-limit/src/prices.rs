@@ -6,11 +6,11 @@
 //! price whose routes and name patterns match it, as rate-limit rules
 //! match; a call no price matches costs nothing.
 
-use tollgate_config::{Limits, Price};
+use tollgate_config::Price;
 
 use crate::key::covers;
 
-/// The prices of a configuration.
+/// The prices calls are charged at, and their currency.
 #[derive(Debug, Clone, Default)]
 pub struct Prices {
     prices: Vec<Price>,
@@ -31,11 +31,12 @@ pub struct Priced<'a> {
 }
 
 impl Prices {
-    /// The prices of `[limits]`.
-    pub fn from_config(limits: &Limits) -> Prices {
+    /// `prices` (`[[limits.prices]]`, the first match applies) in
+    /// `currency`.
+    pub fn new(prices: Vec<Price>, currency: impl Into<String>) -> Prices {
         Prices {
-            prices: limits.prices.clone(),
-            currency: limits.currency.clone(),
+            prices,
+            currency: currency.into(),
         }
     }
 
@@ -80,16 +81,14 @@ mod tests {
 
     #[test]
     fn the_first_matching_price_applies() {
-        let limits = Limits {
-            prices: vec![
+        let prices = Prices::new(
+            vec![
                 price(&["github"], &["search_*"], 10.0),
                 price(&["github"], &[], 2.0),
                 price(&["workspace"], &[], 1.0),
             ],
-            currency: "EUR".into(),
-            ..Limits::default()
-        };
-        let prices = Prices::from_config(&limits);
+            "EUR",
+        );
         assert_eq!(prices.currency(), Some("EUR"));
         let call = |route, name| Priced {
             route,

@@ -32,11 +32,6 @@ impl TokenEstimator {
         }
     }
 
-    /// The estimator `[audit] bytes_per_token` configures.
-    pub fn from_config(audit: &tollgate_config::Audit) -> TokenEstimator {
-        TokenEstimator::new(audit.bytes_per_token)
-    }
-
     /// The configured ratio.
     pub fn bytes_per_token(&self) -> f64 {
         self.bytes_per_token

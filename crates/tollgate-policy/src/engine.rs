@@ -8,7 +8,7 @@
 //! in sibling modules.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -16,7 +16,7 @@ use std::time::SystemTime;
 use arc_swap::ArcSwap;
 use cedar_policy::EntityUid;
 use cedar_policy_core::ast::Entity;
-use tollgate_config::{Config, PolicyFiles, PolicyMode};
+use tollgate_config::{PolicyFiles, PolicyMode};
 use tollgate_core::Principal;
 
 use crate::authorize::{self, Outcome};
@@ -34,7 +34,7 @@ use crate::request::{self, Facts, Statics, Within};
 use crate::validate;
 
 /// How the engine is set up: where the policies are and how decisions are
-/// applied per route.
+/// applied per route (the server maps it from `[policy]`).
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The policy directory (see `tollgate_config::read_policy_dir`).
@@ -63,21 +63,6 @@ impl Settings {
             principal_cache_entries: 10_000,
             decision_cache_entries: 100_000,
         }
-    }
-
-    /// The settings of a loaded configuration read from `config_path`;
-    /// `None` when `[policy] dir` is unset (no authorization by policy).
-    pub fn from_config(config: &Config, config_path: &Path) -> Option<Settings> {
-        let p = &config.policy;
-        let dir = p.resolved_dir(config_path)?;
-        Some(Settings {
-            route_modes: p.route_modes(config),
-            default_mode: p.mode,
-            utc_offset_seconds: p.utc_offset.seconds(),
-            principal_cache_entries: config.auth.token_cache_entries.max(1),
-            decision_cache_entries: p.decision_cache_entries,
-            dir,
-        })
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{engine, user};
-use tollgate_policy::{CallRequest, PolicyEngine, Reason, ReloadOutcome, Settings};
+use tollgate_policy::{CallRequest, Reason, ReloadOutcome};
 
 const ALLOW_ECHO: &str = r#"@id("echo-allowed")
 permit (principal, action == Tollgate::Action::"call_tool", resource == Tollgate::Tool::"demo/echo");"#;
@@ -146,47 +146,6 @@ fn the_watcher_reloads_on_change() {
     std::fs::write(dir.path().join("q.cedar"), "").unwrap();
     std::thread::sleep(tollgate_policy::DEBOUNCE * 3);
     assert_eq!(e.status().generation, 3);
-}
-
-#[test]
-fn the_engine_is_built_from_the_configuration() {
-    let text = r#"
-[listen]
-public = "127.0.0.1:8080"
-admin = "127.0.0.1:9090"
-
-[policy]
-dir = "policies"
-mode = "observe"
-utc_offset = "+01:00"
-
-[[servers]]
-name = "demo"
-url = "http://127.0.0.1:3001/mcp"
-policy = { mode = "enforce" }
-"#;
-    struct NoEnv;
-    impl tollgate_config::Environment for NoEnv {
-        fn var(&self, _: &str) -> Option<String> {
-            None
-        }
-        fn read_file(&self, _: &std::path::Path) -> Result<Vec<u8>, String> {
-            Err("no".into())
-        }
-    }
-    let root = common::repo_policies().join("..");
-    let loaded = tollgate_config::load_str(&root.join("gw.toml"), text, &NoEnv).unwrap();
-    let settings = Settings::from_config(&loaded.config, &loaded.path).unwrap();
-    assert_eq!(settings.utc_offset_seconds, 3600);
-    let e = PolicyEngine::load(settings).unwrap();
-    assert_eq!(e.mode("demo", None), tollgate_config::PolicyMode::Enforce);
-    assert_eq!(e.mode("elsewhere", None), tollgate_config::PolicyMode::Observe);
-    let alice = user("alice", &[], Some("payments"), &["mcp:tools"]);
-    assert!(e.decide(&alice, &echo()).allowed);
-
-    let off = text.replace("dir = \"policies\"\n", "");
-    let loaded = tollgate_config::load_str(&root.join("gw.toml"), &off, &NoEnv).unwrap();
-    assert!(Settings::from_config(&loaded.config, &loaded.path).is_none());
 }
 
 fn wait_for(done: impl Fn() -> bool) {

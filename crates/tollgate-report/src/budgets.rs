@@ -14,9 +14,11 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use tollgate_audit::{Filter, Phase, QueryError};
-use tollgate_config::{Budget, Config};
+use tollgate_config::Budget;
 use tollgate_index::{Index, IndexError, IndexedCall};
-use tollgate_limit::{Identity, Prices, Spender};
+use tollgate_limit::{Identity, Spender};
+
+use crate::Settings;
 
 /// One budget and key this period.
 #[derive(Debug)]
@@ -44,13 +46,13 @@ pub struct BudgetRow {
     pub cost: Option<(f64, String)>,
 }
 
-/// The budgets of `config` against the records in `paths`, at `now`.
+/// The budgets of `settings` against the records in `paths`, at `now`.
 ///
 /// # Errors
 ///
 /// A file that cannot be read or a malformed line.
-pub fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
-    let Some(mut tally) = Tally::new(config, now) else {
+pub fn report(paths: &[PathBuf], settings: &Settings, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
+    let Some(mut tally) = Tally::new(settings, now) else {
         return Ok(Vec::new());
     };
     let filter = Filter {
@@ -72,8 +74,8 @@ pub fn report(paths: &[PathBuf], config: &Config, now: SystemTime) -> Result<Vec
 /// # Errors
 ///
 /// A database error.
-pub fn report_indexed(index: &Index, config: &Config, now: SystemTime) -> Result<Vec<BudgetRow>, IndexError> {
-    let Some(mut tally) = Tally::new(config, now) else {
+pub fn report_indexed(index: &Index, settings: &Settings, now: SystemTime) -> Result<Vec<BudgetRow>, IndexError> {
+    let Some(mut tally) = Tally::new(settings, now) else {
         return Ok(Vec::new());
     };
     index.calls(Some(tally.since), Some(now), |c| tally.add(c))?;
@@ -81,32 +83,29 @@ pub fn report_indexed(index: &Index, config: &Config, now: SystemTime) -> Result
 }
 
 /// Each budget's spend per key so far this period.
-struct Tally<'c> {
-    config: &'c Config,
+struct Tally<'s> {
+    settings: &'s Settings,
     now: SystemTime,
     /// Per budget, its period's bounds.
     periods: Vec<(SystemTime, SystemTime)>,
     /// The earliest period start.
     since: SystemTime,
-    prices: Prices,
     spent: BTreeMap<(usize, String), (u64, f64)>,
 }
 
-impl<'c> Tally<'c> {
-    fn new(config: &'c Config, now: SystemTime) -> Option<Tally<'c>> {
-        let limits = &config.limits;
-        let periods: Vec<(SystemTime, SystemTime)> = limits
+impl<'s> Tally<'s> {
+    fn new(settings: &'s Settings, now: SystemTime) -> Option<Tally<'s>> {
+        let periods: Vec<(SystemTime, SystemTime)> = settings
             .budgets
             .iter()
-            .map(|b| tollgate_limit::period_bounds(b.period, &limits.time_zone, now).unwrap_or((now, now)))
+            .map(|b| tollgate_limit::period_bounds(b.period, &settings.time_zone, now).unwrap_or((now, now)))
             .collect();
         let since = periods.iter().map(|p| p.0).min()?;
         Some(Tally {
-            config,
+            settings,
             now,
             periods,
             since,
-            prices: Prices::from_config(limits),
             spent: BTreeMap::new(),
         })
     }
@@ -117,19 +116,19 @@ impl<'c> Tally<'c> {
         if c.refused {
             return;
         }
-        for (i, (b, (start, _))) in self.config.limits.budgets.iter().zip(&self.periods).enumerate() {
+        for (i, (b, (start, _))) in self.settings.budgets.iter().zip(&self.periods).enumerate() {
             if c.time >= *start
                 && let Some(key) = key_of(b, c)
             {
                 let sum = self.spent.entry((i, key.into_owned())).or_default();
                 sum.0 += c.usage.tokens;
-                sum.1 += crate::spend::indexed_cost(c, &self.prices);
+                sum.1 += crate::spend::indexed_cost(c, &self.settings.prices);
             }
         }
     }
 
     fn finish(self) -> Vec<BudgetRow> {
-        let (budgets, prices) = (&self.config.limits.budgets, &self.prices);
+        let (budgets, prices) = (&self.settings.budgets, &self.settings.prices);
         self.spent
             .into_iter()
             .filter_map(|((i, key), (spent, cost))| {

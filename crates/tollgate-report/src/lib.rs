@@ -7,6 +7,8 @@
 
 pub mod budgets;
 pub mod csv;
+mod settings;
 pub mod spend;
 
 pub use budgets::BudgetRow;
+pub use settings::Settings;

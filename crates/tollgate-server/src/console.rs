@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tollgate_audit::{AuditHandle, CallRecord, Durability, Recorded};
 use tollgate_catalog::Kind;
-use tollgate_config::Config;
 use tollgate_console::{ApprovalError, ApprovalRequest, Backend, CheckRequest};
 use tollgate_core::{Era, Principal, PrincipalKind};
 use tollgate_policy::CallRequest;
@@ -60,8 +59,8 @@ impl Backend for ConsoleBackend {
             .map_err(|e| e.to_string())
     }
 
-    fn config(&self) -> Arc<Config> {
-        Arc::new(self.live.current().loaded.config.clone())
+    fn report_settings(&self) -> tollgate_report::Settings {
+        crate::settings::report(&self.live.current().loaded.config)
     }
 
     fn audit_dir(&self) -> Option<PathBuf> {

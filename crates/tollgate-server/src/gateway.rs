@@ -88,7 +88,8 @@ impl Gateway {
         let workers = worker_count(config);
         let policy = policy_engine(loaded)?;
         let (audit, worker) = services::audit_sink(loaded, &registry)?;
-        let tracing = TracingGuard::new(&config.tracing).map_err(|e| GatewayError::Tracing(e.to_string()))?;
+        let tracing = TracingGuard::new(&crate::settings::tracing(&config.tracing))
+            .map_err(|e| GatewayError::Tracing(e.to_string()))?;
         let lock_path = config.catalog.resolved_lock(&loaded.path);
         let (lock, approved) = LockFile::open(lock_path).map_err(GatewayError::Catalog)?;
         let (approvals, lock) = (Approvals::new(approved), Arc::new(lock));
@@ -295,7 +296,7 @@ impl Drop for AbortOnDrop {
 
 /// The policy engine of `[policy]`, or `None` when no directory is set.
 fn policy_engine(loaded: &Loaded) -> Result<Option<Arc<PolicyEngine>>, GatewayError> {
-    let Some(settings) = tollgate_policy::Settings::from_config(&loaded.config, &loaded.path) else {
+    let Some(settings) = crate::settings::policy(loaded) else {
         tracing::warn!("no [policy] dir configured: every authenticated call is allowed");
         return Ok(None);
     };
@@ -313,7 +314,7 @@ fn admin_router(
     state: admin::AdminState,
     dev: Option<Arc<DevIssuer>>,
 ) -> Result<axum::Router, GatewayError> {
-    let console = tollgate_console::Settings::from_loaded(loaded);
+    let console = crate::settings::console(loaded);
     let signin = match (&dev, &console) {
         (Some(dev), Some(settings)) if settings.issuer == dev.issuer() => Some(crate::dev_signin::routes(
             dev.clone(),

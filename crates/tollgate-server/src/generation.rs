@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tollgate_auth::{Authenticator, CredentialBroker, DevIssuer};
 use tollgate_config::{Loaded, Server, Timeouts};
 use tollgate_core::{CallObserver, Principal, PrincipalKind};
-use tollgate_meter::{CallMetrics, TokenEstimator};
+use tollgate_meter::CallMetrics;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::Spans;
 
@@ -27,6 +27,7 @@ use crate::error::{GatewayError, auth_err};
 use crate::governance::service::SyncSettings;
 use crate::live::Generation;
 use crate::route::Shared;
+use crate::settings;
 use tollgate_catalog::Mode;
 use tollgate_session::Sealer;
 
@@ -77,7 +78,7 @@ pub(crate) fn build(
         anonymous: Arc::new(anonymous()),
         approvals: base.approvals.clone(),
         spans: base.spans.clone(),
-        estimator: TokenEstimator::from_config(&config.audit),
+        estimator: settings::estimator(&config.audit),
         limiter: Arc::new(limiter(&loaded, previous)?),
     });
     let mut observers: Vec<Arc<dyn CallObserver>> = vec![
@@ -120,42 +121,28 @@ pub(crate) fn build(
     })
 }
 
-/// The token validator: the previous one while `[auth]` and its secrets
-/// are unchanged (its keys and verified tokens stay warm), else a new one.
+/// The token validator: the previous one while its settings (the issuers,
+/// their secrets, the cache size) are unchanged (its keys and verified
+/// tokens stay warm), else a new one.
 fn authenticator(
     loaded: &Loaded,
     dev: Option<&DevIssuer>,
     previous: Option<&Generation>,
 ) -> Result<Arc<Authenticator>, GatewayError> {
-    let same = |p: &&Generation| {
-        p.loaded.config.auth == loaded.config.auth
-            && p.loaded.auth_secrets.introspection == loaded.auth_secrets.introspection
-    };
-    match previous.filter(same) {
+    let settings = settings::authenticator(loaded);
+    match previous.filter(|p| settings::authenticator(&p.loaded) == settings) {
         Some(p) => Ok(p.authenticator.clone()),
-        None => Ok(Arc::new(Authenticator::from_loaded(loaded, dev).map_err(auth_err)?)),
+        None => Ok(Arc::new(Authenticator::new(&settings, dev).map_err(auth_err)?)),
     }
 }
 
 /// The upstream credentials: the previous broker (and its cached tokens)
 /// while every server's credential, URL and secret are unchanged.
 fn broker(loaded: &Loaded, previous: Option<&Generation>) -> Result<Arc<CredentialBroker>, GatewayError> {
-    let credentials = |l: &Loaded| -> Vec<_> {
-        l.config
-            .servers
-            .iter()
-            .map(|s| (s.name.clone(), s.url.clone(), s.credential.clone()))
-            .collect()
-    };
-    let same = |p: &&Generation| {
-        credentials(&p.loaded) == credentials(loaded)
-            && p.loaded.auth_secrets.credentials == loaded.auth_secrets.credentials
-    };
-    match previous.filter(same) {
+    let settings = settings::broker(loaded);
+    match previous.filter(|p| settings::broker(&p.loaded) == settings) {
         Some(p) => Ok(p.shared.broker.clone()),
-        None => Ok(Arc::new(
-            CredentialBroker::new(&loaded.config, &loaded.auth_secrets).map_err(auth_err)?,
-        )),
+        None => Ok(Arc::new(CredentialBroker::new(&settings).map_err(auth_err)?)),
     }
 }
 

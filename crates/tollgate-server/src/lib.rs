@@ -5,7 +5,8 @@
 //! module per phase under `phase`), the one error map ([`rescue`]),
 //! upstream connections, the admin listener, the
 //! worker threads and the serve loop with graceful shutdown ([`serve`]).
-//! It combines the lower crates; none of them depends on it.
+//! It combines the lower crates; none of them depends on it, and none of
+//! them takes the configuration: [`settings`] maps it to their settings.
 
 mod admin;
 mod audit_index;
@@ -33,6 +34,7 @@ mod route;
 mod runtime;
 mod serve;
 mod services;
+pub mod settings;
 mod spend;
 mod stack;
 mod stage;

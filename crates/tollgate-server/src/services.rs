@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use prometheus::{HistogramOpts, HistogramVec, Registry};
 use tokio::task::JoinHandle;
-use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, Commit, CommitObserver, SinkSettings};
+use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, Commit, CommitObserver};
 use tollgate_config::Loaded;
 use tollgate_policy::{PolicyEngine, PolicyWatcher};
 use tollgate_telemetry::TracingGuard;
@@ -59,7 +59,7 @@ pub(crate) fn audit_sink(
         latency.with_label_values(&["sync"]).observe(c.sync.as_secs_f64());
         latency.with_label_values(&["record"]).observe(c.oldest.as_secs_f64());
     });
-    let mut settings = SinkSettings::from_config(audit, &loaded.path);
+    let mut settings = crate::settings::sink(audit, &loaded.path);
     settings.observer = Some(observer);
     let dir = settings.directory.clone();
     let (handle, worker) = AuditSink::start(settings).map_err(|e| GatewayError::Audit(e.to_string()))?;

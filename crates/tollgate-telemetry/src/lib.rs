@@ -33,7 +33,7 @@ use tracing_subscriber::EnvFilter;
 pub use context::{TraceId, Traceparent};
 pub use counted::{SpanCounts, SpanStats};
 pub use finish::RequestSpans;
-pub use setup::{TracingError, TracingGuard, init_tracing};
+pub use setup::{TracingError, TracingGuard, TracingSettings, init_tracing};
 pub use span::{ClientSpan, McpCall, ServerSpan, Spans};
 
 /// Log output format.

@@ -1,10 +1,12 @@
 //! The trace pipeline: sampler, batch span processor, OTLP/HTTP exporter,
-//! built from `[tracing]` and owned by a [`TracingGuard`].
+//! built from [`TracingSettings`] (the server's mapping of `[tracing]`) and
+//! owned by a [`TracingGuard`].
 //!
 //! [`TracingGuard::new`] installs nothing process-wide (tests build several
 //! side by side); [`init_tracing`] also installs the OpenTelemetry globals
 //! (tracer provider, W3C Trace Context propagator) for the binary.
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +35,26 @@ pub enum TracingError {
     Flush(String),
 }
 
+/// How spans are exported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracingSettings {
+    /// Export spans; when off no pipeline is built.
+    pub enabled: bool,
+    /// The collector's OTLP/HTTP URL spans are posted to
+    /// (`{endpoint}/v1/traces`).
+    pub traces_url: String,
+    /// The `service.name` resource attribute of every span.
+    pub service_name: String,
+    /// Share of new traces recorded, from 0.0 to 1.0 (a caller's sampled
+    /// trace is always recorded: parent-based).
+    pub sample_ratio: f64,
+    /// Time one export request may take.
+    pub timeout: Duration,
+    /// Ended spans waiting for export; beyond it spans are dropped from
+    /// the export, never from the request path.
+    pub queue_capacity: NonZeroUsize,
+}
+
 /// Spans waiting longer than this are exported even if the batch is small.
 const SCHEDULED_DELAY: Duration = Duration::from_secs(5);
 /// Most spans in one export request.
@@ -51,7 +73,7 @@ pub struct TracingGuard {
     down: bool,
 }
 
-/// Build the pipeline when `[tracing] enabled` and install it process-wide
+/// Build the pipeline when `settings.enabled` and install it process-wide
 /// (global tracer provider and W3C Trace Context propagator). The binary
 /// calls it once at start, beside [`crate::init`], and keeps the guard for
 /// the life of the process.
@@ -59,7 +81,7 @@ pub struct TracingGuard {
 /// # Errors
 ///
 /// The exporter could not be built.
-pub fn init_tracing(settings: &tollgate_config::Tracing) -> Result<Option<TracingGuard>, TracingError> {
+pub fn init_tracing(settings: &TracingSettings) -> Result<Option<TracingGuard>, TracingError> {
     let guard = TracingGuard::new(settings)?;
     if let Some(g) = &guard {
         g.install_global();
@@ -74,7 +96,7 @@ impl TracingGuard {
     /// # Errors
     ///
     /// The exporter's runtime or HTTP client could not be built.
-    pub fn new(settings: &tollgate_config::Tracing) -> Result<Option<TracingGuard>, TracingError> {
+    pub fn new(settings: &TracingSettings) -> Result<Option<TracingGuard>, TracingError> {
         if !settings.enabled {
             return Ok(None);
         }
@@ -84,7 +106,7 @@ impl TracingGuard {
             .with_http()
             .with_http_client(http)
             .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(settings.traces_url())
+            .with_endpoint(settings.traces_url.as_str())
             .with_timeout(settings.timeout)
             .build()
             .map_err(|e| TracingError::Setup(format!("OTLP exporter: {e}")))?;

@@ -22,7 +22,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use prost::Message as _;
 use tollgate_core::Era;
-use tollgate_telemetry::{McpCall, Spans, TracingGuard};
+use tollgate_telemetry::{McpCall, Spans, TracingGuard, TracingSettings};
 
 const CALLER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -30,6 +30,19 @@ const CALLER_SPAN: &str = "00f067aa0ba902b7";
 const HEADER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 type Received = Arc<Mutex<Vec<ExportTraceServiceRequest>>>;
+
+/// Export to the collector at `endpoint`, the service named `tollgate`,
+/// every new trace sampled.
+fn exporting_to(endpoint: &str, timeout: Duration) -> TracingSettings {
+    TracingSettings {
+        enabled: true,
+        traces_url: format!("{endpoint}/v1/traces"),
+        service_name: "tollgate".into(),
+        sample_ratio: 1.0,
+        timeout,
+        queue_capacity: std::num::NonZeroUsize::new(2048).unwrap(),
+    }
+}
 
 /// An OTLP/HTTP receiver on its own thread and runtime (the pipeline's
 /// flush blocks the calling thread while it posts here).
@@ -62,16 +75,12 @@ impl Collector {
         }
     }
 
-    fn settings(&self, sample_ratio: f64) -> tollgate_config::Tracing {
-        let mut settings = tollgate_config::Tracing {
-            enabled: true,
+    fn settings(&self, sample_ratio: f64) -> TracingSettings {
+        TracingSettings {
             service_name: "gw-test".into(),
             sample_ratio,
-            timeout: Duration::from_secs(5),
-            ..Default::default()
-        };
-        settings.endpoint = self.endpoint.parse().unwrap();
-        settings
+            ..exporting_to(&self.endpoint, Duration::from_secs(5))
+        }
     }
 
     fn spans(&self) -> Vec<(Vec<KeyValue>, Span)> {
@@ -297,7 +306,10 @@ fn shutdown_from_inside_the_server_runtime_sends_the_last_spans() {
 
 #[test]
 fn tracing_off_records_nothing_but_reports_the_callers_trace() {
-    let settings = tollgate_config::Tracing::default();
+    let settings = TracingSettings {
+        enabled: false,
+        ..exporting_to("http://127.0.0.1:4318", Duration::from_secs(5))
+    };
     assert!(TracingGuard::new(&settings).unwrap().is_none());
     let spans = Spans::disabled();
     assert!(!spans.is_enabled());
@@ -314,18 +326,13 @@ fn tracing_off_records_nothing_but_reports_the_callers_trace() {
 
 #[test]
 fn an_unreachable_collector_fails_the_flush_not_the_request() {
-    let mut settings = tollgate_config::Tracing {
-        enabled: true,
-        timeout: Duration::from_millis(300),
-        ..Default::default()
-    };
     // A port nothing listens on: bind one, then free it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    settings.endpoint = format!("http://127.0.0.1:{port}").parse().unwrap();
+    let settings = exporting_to(&format!("http://127.0.0.1:{port}"), Duration::from_millis(300));
     let guard = TracingGuard::new(&settings).unwrap().unwrap();
     guard.spans().server_span(&tool_call()).end();
     assert!(guard.force_flush().is_err());

@@ -234,7 +234,7 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
         return budget_usage(args);
     };
     let prices = match &args.config {
-        Some(path) => tollgate_limit::Prices::from_config(&load_config(path)?.limits),
+        Some(path) => tollgate_server::settings::prices(&load_config(path)?.limits),
         None => tollgate_limit::Prices::default(),
     };
     let window = (args.window.since, args.window.until);
@@ -258,13 +258,13 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .config
         .as_deref()
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
-    let config = load_config(path)?;
+    let settings = tollgate_server::settings::report(&load_config(path)?);
     let now = args.window.until.unwrap_or_else(SystemTime::now);
     let rows = match args.source.open(&args.paths).map_err(Stop::Run)? {
         Some(index) => {
-            tollgate_report::budgets::report_indexed(&index, &config, now).map_err(|e| Stop::Run(e.into()))?
+            tollgate_report::budgets::report_indexed(&index, &settings, now).map_err(|e| Stop::Run(e.into()))?
         }
-        None => tollgate_report::budgets::report(&args.paths, &config, now).map_err(query_stop)?,
+        None => tollgate_report::budgets::report(&args.paths, &settings, now).map_err(query_stop)?,
     };
     let text = match args.format {
         UsageOutput::Table => tollgate_report::budgets::table(&rows),

@@ -1,17 +1,21 @@
 use serde_json::json;
-use tollgate_config::{Audit, ServerAudit};
+use tollgate_config::DEFAULT_REDACT_KEYS;
 
 use super::*;
 
+/// Capture of arguments and results up to `max` bytes, redacting the
+/// default keys and `extra` ones.
 fn policy(max: usize, extra: &[&str]) -> CapturePolicy {
-    let server = ServerAudit {
-        capture_arguments: true,
-        capture_results: true,
-        capture_max_bytes: std::num::NonZeroUsize::new(max).unwrap(),
-        redact_keys: extra.iter().map(|k| (*k).to_owned()).collect(),
-        ..ServerAudit::default()
-    };
-    CapturePolicy::from_config(&server, &Audit::default())
+    CapturePolicy::new(&CaptureSettings {
+        arguments: true,
+        results: true,
+        max_bytes: max,
+        redact_keys: DEFAULT_REDACT_KEYS
+            .iter()
+            .chain(extra)
+            .map(|k| (*k).to_owned())
+            .collect(),
+    })
 }
 
 #[test]
@@ -68,7 +72,12 @@ fn results_come_from_json_or_the_last_sse_response() {
 
 #[test]
 fn nothing_is_captured_unless_the_route_opts_in() {
-    let p = CapturePolicy::from_config(&ServerAudit::default(), &Audit::default());
+    let p = CapturePolicy::new(&CaptureSettings {
+        arguments: false,
+        results: false,
+        max_bytes: 4096,
+        redact_keys: DEFAULT_REDACT_KEYS.map(str::to_owned).to_vec(),
+    });
     assert!(!p.captures_arguments() && !p.captures_results());
     assert_eq!(p.arguments(b"{\"params\":{}}"), None);
     assert_eq!(p.result(b"{\"result\":{}}", true), None);

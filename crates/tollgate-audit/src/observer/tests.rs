@@ -1,4 +1,3 @@
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -7,32 +6,35 @@ use serde_json::json;
 use tollgate_core::{Answer, Era, ErrorKind, Payload, Principal, PrincipalKind};
 
 use super::*;
+use crate::{CaptureSettings, RouteAuditSettings};
 
-struct Env;
-
-impl tollgate_config::Environment for Env {
-    fn var(&self, name: &str) -> Option<String> {
-        (name == "GITHUB_TOKEN").then(|| "s3cret".to_owned())
-    }
-    fn read_file(&self, _: &Path) -> Result<Vec<u8>, String> {
-        Err("no files".into())
-    }
-}
+/// What the route captures: (arguments, results).
+type Captures = (bool, bool);
+const NOTHING: Captures = (false, false);
+const ARGUMENTS: Captures = (true, false);
+const RESULTS: Captures = (false, true);
+const BOTH: Captures = (true, true);
 
 /// The `github` route: a static credential, 4 bytes per token, capture
 /// as given.
-fn route(capture: &str) -> RouteAudit {
-    let toml = format!(
-        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[audit]\nbytes_per_token = 4.0\n\n\
-         [[servers]]\nname = \"github\"\nurl = \"https://mcp.github.example.com/mcp\"\n\
-         credential = {{ kind = \"static\", scheme = \"Bearer\", value = {{ env = \"GITHUB_TOKEN\" }} }}\n\
-         audit = {{ server_version = \"1.4.2\", approved_by = \"alice\"{capture} }}\n"
-    );
-    let loaded = tollgate_config::load_str(Path::new("gw.toml"), &toml, &Env).unwrap();
-    RouteAudit::from_config(&loaded.config.servers[0], &loaded.config.audit)
+fn route((arguments, results): Captures) -> RouteAudit {
+    RouteAudit::new(&RouteAuditSettings {
+        route: "github".into(),
+        upstream: "https://mcp.github.example.com/mcp".into(),
+        server_version: Some("1.4.2".into()),
+        approved_by: Some("alice".into()),
+        credential: CredentialKind::Static,
+        capture: CaptureSettings {
+            arguments,
+            results,
+            max_bytes: 4096,
+            redact_keys: tollgate_config::DEFAULT_REDACT_KEYS.map(str::to_owned).to_vec(),
+        },
+        bytes_per_token: 4.0,
+    })
 }
 
-fn observer(capture: &str) -> AuditObserver {
+fn observer(capture: Captures) -> AuditObserver {
     AuditObserver::new(AuditHandle::disabled(), route(capture))
 }
 
@@ -108,7 +110,7 @@ fn tools_call() -> CallSummary {
 
 #[test]
 fn a_single_call_is_one_complete_record() {
-    let o = observer("");
+    let o = observer(NOTHING);
     let got = o.records(&tools_call());
     let mut want = CallRecord::new(SystemTime::UNIX_EPOCH + RECEIVED, "req-1", Arc::from("github"));
     want.upstream = Some(Arc::from("https://mcp.github.example.com/mcp"));
@@ -148,7 +150,7 @@ fn a_batch_shares_sizes_out_and_estimates_each_share() {
     list.definition = Some(Arc::from("sha256:not-for-lists"));
     s.elements.extend([failed, list]);
     (s.bytes_in, s.answer.bytes_out) = (10, 11);
-    let recs = observer("").records(&s);
+    let recs = observer(NOTHING).records(&s);
     let got: Vec<_> = recs
         .iter()
         .map(|r| {
@@ -180,7 +182,7 @@ fn a_batch_shares_sizes_out_and_estimates_each_share() {
 
 #[test]
 fn denials_are_recorded_with_mode_policies_and_reason() {
-    let o = observer("");
+    let o = observer(NOTHING);
     let mut s = tools_call();
     s.elements[0].policy = Some(verdict(false, true, "deny_missing_scope"));
     s.forwarded = false;
@@ -219,7 +221,7 @@ fn denials_are_recorded_with_mode_policies_and_reason() {
 
 #[test]
 fn a_forwarding_summary_has_no_answer_yet() {
-    let o = observer(", capture_arguments = true");
+    let o = observer(ARGUMENTS);
     let mut s = tools_call();
     s.stage = Stage::Forwarding;
     s.forwarded = false;
@@ -254,7 +256,7 @@ fn a_request_without_messages_is_one_bare_record() {
         bytes_out: 100,
         ..Answer::default()
     };
-    let recs = observer("").records(&s);
+    let recs = observer(NOTHING).records(&s);
     assert_eq!(recs.len(), 1);
     let r = &recs[0];
     assert_eq!(
@@ -279,11 +281,11 @@ fn a_session_stream_is_recorded_under_its_http_method() {
         family: McpMethod::StreamGet,
         ..element("", "GET", None)
     }];
-    let r = &observer("").records(&s)[0];
+    let r = &observer(NOTHING).records(&s)[0];
     assert_eq!((r.method.as_deref(), r.jsonrpc_id.as_deref()), (Some("GET"), None));
 }
 
-fn captured(payload: Option<Payload>, capture: &str) -> Option<Box<Capture>> {
+fn captured(payload: Option<Payload>, capture: Captures) -> Option<Box<Capture>> {
     let mut s = tools_call();
     s.payload = payload;
     observer(capture).records(&s).remove(0).capture
@@ -291,7 +293,6 @@ fn captured(payload: Option<Payload>, capture: &str) -> Option<Box<Capture>> {
 
 #[test]
 fn captures_take_arguments_and_results_from_the_payload() {
-    let both = ", capture_arguments = true, capture_results = true";
     let request = Bytes::from_static(
         br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_issue","arguments":{"title":"bug","token":"t"}}}"#,
     );
@@ -301,38 +302,38 @@ fn captures_take_arguments_and_results_from_the_payload() {
         response: Some(response.clone()),
         response_complete: complete,
     };
-    let c = captured(Some(payload(true)), both).unwrap();
+    let c = captured(Some(payload(true)), BOTH).unwrap();
     assert_eq!(c.arguments, Some(json!({"title": "bug", "token": "[redacted]"})));
     assert_eq!(c.result, Some(json!({"content": []})));
     assert!(!c.truncated);
     // Only the start of the answer was kept: not captured.
-    let c = captured(Some(payload(false)), both).unwrap();
+    let c = captured(Some(payload(false)), BOTH).unwrap();
     assert_eq!(
         c.result,
         Some(json!(format!("[not captured: {} bytes]", response.len())))
     );
     assert!(c.truncated);
     // Results only; a gateway answer left no response.
-    let c = captured(Some(payload(true)), ", capture_results = true").unwrap();
+    let c = captured(Some(payload(true)), RESULTS).unwrap();
     assert_eq!((c.arguments, c.result.is_some()), (None, true));
     let no_response = Payload {
         response: None,
         ..payload(true)
     };
-    assert_eq!(captured(Some(no_response), both).unwrap().result, None);
+    assert_eq!(captured(Some(no_response), BOTH).unwrap().result, None);
     // Not captured: the route did not opt in, or the body was not kept.
-    assert!(captured(Some(payload(true)), "").is_none());
-    assert!(captured(None, both).is_none());
+    assert!(captured(Some(payload(true)), NOTHING).is_none());
+    assert!(captured(None, BOTH).is_none());
     let unread = Payload {
         request: None,
         ..payload(true)
     };
-    assert!(captured(Some(unread), both).is_none());
+    assert!(captured(Some(unread), BOTH).is_none());
 }
 
 #[test]
 fn batches_and_lists_are_not_captured() {
-    let o = observer(", capture_arguments = true");
+    let o = observer(ARGUMENTS);
     let mut s = tools_call();
     s.payload = Some(Payload {
         request: Some(Bytes::from_static(br#"[{"params":{"arguments":{}}}]"#)),
@@ -359,7 +360,7 @@ fn a_governed_call_names_its_approved_revision_approver_and_verdict() {
         approved_by: Some(Arc::from("alice@example.com")),
         approved_at: Some(approved_at),
     });
-    let rec = &observer("").records(&s)[0];
+    let rec = &observer(NOTHING).records(&s)[0];
     assert_eq!(rec.definition_hash.as_deref(), Some("sha256:ab"));
     assert_eq!(rec.definition_approved_by.as_deref(), Some("alice@example.com"));
     assert_eq!(rec.definition_approved_at, Some(approved_at));

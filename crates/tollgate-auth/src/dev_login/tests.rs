@@ -1,9 +1,8 @@
 #![allow(clippy::unwrap_used, reason = "tests")]
 
-use tollgate_config::Auth;
-
 use super::*;
 use crate::Authenticator;
+use crate::authenticator::no_issuers;
 
 const CONSOLE: &str = "http://127.0.0.1:9090/console";
 const CALLBACK: &str = "http://127.0.0.1:9090/console/callback";
@@ -72,7 +71,7 @@ async fn a_code_redeemed_with_its_verifier_gives_a_token_for_the_resource() {
     let dev = issuer();
     let code = dev.authorize(&authorize(Some("alice")), &client(), &users()).unwrap();
     let answer = dev.redeem(&token(code), basic(), &client(), &users()).unwrap();
-    let auth = Authenticator::new(&Auth::default(), &[], Some(&dev)).unwrap();
+    let auth = Authenticator::new(&no_issuers(), Some(&dev)).unwrap();
     let p = auth
         .authenticate(answer["access_token"].as_str().unwrap(), CONSOLE)
         .await

@@ -25,6 +25,7 @@ use base64::engine::general_purpose::STANDARD;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
+use tollgate_auth::{AuthenticatorSettings, BrokerRoute, BrokerSettings};
 use tollgate_config::{Environment, Loaded};
 
 pub const CLIENT_ID: &str = "gateway";
@@ -306,10 +307,34 @@ pub fn load(text: &str) -> Loaded {
     tollgate_config::load_str(Path::new("test.toml"), &full, &TestEnv).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `[auth]` trusting `idp` (discovery, short refetch interval) plus a
-/// `github` route needing `mcp:tools`.
-pub fn issuer_config(idp: &TestIdp, extra_issuer_keys: &str) -> Loaded {
-    load(&format!(
+/// The authenticator of `loaded`'s `[auth]` (as the server maps it).
+pub fn authenticator_settings(loaded: &Loaded) -> AuthenticatorSettings {
+    AuthenticatorSettings {
+        issuers: loaded.config.auth.issuers.clone(),
+        introspection_secrets: loaded.auth_secrets.introspection.clone(),
+        token_cache_entries: loaded.config.auth.token_cache_entries,
+    }
+}
+
+/// The credential broker of `loaded`'s `[[servers]]` (as the server maps
+/// it).
+pub fn broker_settings(loaded: &Loaded) -> BrokerSettings {
+    let secrets = &loaded.auth_secrets.credentials;
+    let routes = loaded.config.servers.iter().enumerate().map(|(i, s)| BrokerRoute {
+        name: s.name.as_str().to_owned(),
+        url: s.url.as_str().to_owned(),
+        credential: s.credential.clone(),
+        secret: secrets.get(i).cloned().flatten(),
+    });
+    BrokerSettings {
+        routes: routes.collect(),
+    }
+}
+
+/// An authenticator trusting `idp` (discovery, short refetch interval),
+/// as for a `github` route needing `mcp:tools`.
+pub fn issuer_settings(idp: &TestIdp, extra_issuer_keys: &str) -> AuthenticatorSettings {
+    authenticator_settings(&load(&format!(
         r#"
 [[auth.issuers]]
 issuer = "{}"
@@ -323,5 +348,5 @@ url = "http://127.0.0.1:3001/mcp"
 auth = {{ scopes = ["mcp:tools"] }}
 "#,
         idp.issuer
-    ))
+    )))
 }

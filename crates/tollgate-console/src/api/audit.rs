@@ -143,8 +143,7 @@ pub(crate) async fn call(
     })
     .await
     .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))??;
-    let config = s.backend.config();
-    let prices = tollgate_limit::Prices::from_config(&config.limits);
+    let prices = s.backend.report_settings().prices;
     let cost = tollgate_report::spend::cost(&record, &prices);
     let policies: Vec<Value> = record
         .decision

@@ -14,7 +14,6 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tollgate_limit::Prices;
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_report::BudgetRow;
 
@@ -68,7 +67,7 @@ async fn report(
     by: GroupBy,
     (since, until): (SystemTime, SystemTime),
 ) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
-    let prices = Prices::from_config(&s.backend.config().limits);
+    let prices = s.backend.report_settings().prices;
     let step = if secs(until) - secs(since) <= 86_400 {
         3600
     } else {
@@ -124,11 +123,11 @@ pub(crate) async fn spend(
 
 /// Each budget's spend this period, from the audit index.
 async fn budgets(s: &Arc<Shared>) -> Result<Vec<Value>, ConsoleError> {
-    let config = s.backend.config();
+    let settings = s.backend.report_settings();
     let rows = with_index(s, move |index| {
         Ok(tollgate_report::budgets::report_indexed(
             index,
-            &config,
+            &settings,
             SystemTime::now(),
         )?)
     })

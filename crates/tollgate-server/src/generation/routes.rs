@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use tollgate_audit::{AuditHandle, AuditObserver, RouteAudit};
-use tollgate_auth::ProtectedResource;
 use tollgate_config::Config;
 use tollgate_core::CallObserver;
 
@@ -19,6 +18,7 @@ use crate::front::Front;
 use crate::live::Generation;
 use crate::phase::admit::Admission;
 use crate::route::{Route, RouteParts, Shared};
+use crate::settings;
 use crate::upstream::Upstream;
 use crate::vserver::{self, VirtualRoute};
 
@@ -89,19 +89,15 @@ fn virtual_routes(
                 config: m.clone(),
             });
         }
-        let resource = if config.virtual_auth_required(v) {
-            let url = config
-                .virtual_resource_url(v)
-                .ok_or_else(|| auth_err("auth.public_base_url is required"))?;
-            let resource =
-                ProtectedResource::new(&url, cx.issuers, &v.auth.scopes, &v.auth.scopes_supported).map_err(auth_err)?;
+        let required = config.virtual_auth_required(v);
+        let resource = settings::resource(required, config.virtual_resource_url(v), &v.auth, cx.issuers);
+        let resource = resource.map_err(auth_err)?;
+        if let Some(resource) = &resource {
             let doc = Bytes::copy_from_slice(resource.metadata_json());
             metadata.insert(Box::from(resource.metadata_path()), doc);
-            Some(resource)
-        } else {
-            None
-        };
-        let audit = AuditObserver::new(cx.audit.clone(), RouteAudit::for_virtual_server(v, &config.audit));
+        }
+        let route_audit = RouteAudit::new(&settings::virtual_route_audit(v, &config.audit));
+        let audit = AuditObserver::new(cx.audit.clone(), route_audit);
         let mut observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(audit)];
         observers.extend(cx.observers.iter().cloned());
         let route = VirtualRoute::new(
@@ -125,10 +121,12 @@ fn route(server: &tollgate_config::Server, cx: &RouteContext<'_>) -> Result<Rout
         _ => Arc::new(Upstream::from_config(server, &cx.config.timeouts, cx.workers, cx.base)?),
     };
     let same_url = old_server.is_some_and(|(old, _)| old.url == server.url);
-    let resource = ProtectedResource::from_config(cx.config, server, cx.issuers).map_err(auth_err)?;
+    let required = cx.config.auth_required(server);
+    let resource = settings::resource(required, cx.config.resource_url(server), &server.auth, cx.issuers);
+    let resource = resource.map_err(auth_err)?;
     let audit = Arc::new(AuditObserver::new(
         cx.audit.clone(),
-        RouteAudit::from_config(server, &cx.config.audit),
+        RouteAudit::new(&settings::route_audit(server, &cx.config.audit)),
     ));
     let mut observers: Vec<Arc<dyn CallObserver>> = vec![audit.clone()];
     observers.extend(cx.observers.iter().cloned());

@@ -152,7 +152,7 @@ pub async fn sync_configured(
     only: Option<&str>,
 ) -> Result<Vec<(String, Result<Snapshot, tollgate_catalog::CatalogError>)>, crate::GatewayError> {
     let config = &loaded.config;
-    let broker = tollgate_auth::CredentialBroker::new(config, &loaded.auth_secrets)
+    let broker = tollgate_auth::CredentialBroker::new(&crate::settings::broker(loaded))
         .map_err(|e| crate::GatewayError::Auth(e.to_string()))?;
     let mut out = Vec::new();
     for server in config
