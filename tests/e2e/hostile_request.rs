@@ -2,7 +2,7 @@
 //! against a real gateway, kept so that no later change reopens it.
 //!
 //! - versions: a legacy `initialize` a route refuses names the version it
-//!   offered; a dual-era upstream's `server/discover` refuses no era
+//!   offered, and a virtual server refuses the versions no member serves; a dual-era upstream's `server/discover` refuses no era
 //!   (whole client scenarios in `dual_era.rs`);
 //! - notifications: a request method without an id is refused on routes
 //!   and virtual servers, and never reaches the upstream;
@@ -42,6 +42,39 @@ async fn a_refused_initialize_names_the_version_it_offered() {
         .unwrap();
     let body = assert_rpc_error(res, 400, -32022, json!(1)).await;
     assert_eq!(body["error"]["data"]["requested"], "2025-11-25", "{body}");
+}
+
+/// A virtual server reads a request by the rules a route applies: the
+/// version it names must be one a member serves, whichever era names it.
+#[tokio::test]
+async fn a_virtual_server_refuses_versions_no_member_serves() {
+    let demo = Demo::spawn().await;
+    let gw = TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"modern\"\nurl = \"{}\"\nlegacy = false\n\n\
+         [[virtual_servers]]\nname = \"v\"\nmembers = [{{ server = \"modern\" }}]\n",
+        demo.url
+    ))
+    .await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let res = legacy_request(&gw.url("v"), None, None, &init).send().await.unwrap();
+    let body = assert_rpc_error(res, 400, -32022, json!(1)).await;
+    assert_eq!(body["error"]["data"]["requested"], "2025-11-25", "{body}");
+
+    let mut headers = modern_headers("tools/list", None);
+    headers.insert("mcp-protocol-version", "2031-01-01".parse().unwrap());
+    let res = http()
+        .post(gw.url("v"))
+        .headers(headers)
+        .body(modern_body(2, "tools/list", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["id"], json!(2), "{body}");
+    assert_eq!(body["error"]["code"], -32022, "{body}");
+    assert_eq!(body["error"]["data"]["requested"], "2031-01-01", "{body}");
 }
 
 /// A `tools/call` without an id, in each era.

@@ -34,7 +34,10 @@ use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
 use tollgate_core::{CallObserver, Era, ErrorKind, Principal};
-use tollgate_mcp::{CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, names_a_task, scan};
+use tollgate_mcp::{
+    CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, Versions, classify_post, names_a_task,
+    scan,
+};
 
 use self::exposed::Exposed;
 use self::observe::Asked;
@@ -105,6 +108,17 @@ impl VirtualRoute {
             exposed: ArcSwapOption::empty(),
             observers: observe::Observers(observers),
         }
+    }
+}
+
+impl VirtualRoute {
+    /// The protocol versions the virtual server serves: those of its
+    /// members.
+    pub(crate) fn versions(&self) -> Versions {
+        self.members
+            .iter()
+            .flat_map(|m| m.route.served_versions().iter())
+            .fold(Versions::empty(), Versions::with)
     }
 }
 
@@ -219,8 +233,8 @@ fn not_allowed(rejection: &Rejection) -> Response {
     res
 }
 
-/// Read and scan the body: one JSON-RPC message, its standard headers
-/// (when it has them) agreeing with it.
+/// Read and scan the body: one JSON-RPC message, classified by the rules
+/// every route applies (`tollgate_mcp::classify_post`).
 async fn read(
     v: &VirtualRoute,
     arrived: crate::facts::Arrived,
@@ -235,7 +249,12 @@ async fn read(
             Rejection::new(ErrorKind::InvalidRequest, "Invalid Request: the body could not be read")
         }
     })?;
-    let message = match scan(&body).map_err(Rejection::from)? {
+    let scanned = scan(&body).map_err(Rejection::from)?;
+    // The same rules as on a route: the standard headers must agree with
+    // the body, and name a protocol version some member serves.
+    let standard = StandardHeaders::read(&parts.headers);
+    let call = classify_post(&standard, &scanned, v.versions()).map_err(Rejection::from)?;
+    let message = match scanned {
         Scanned::Single(m) => m,
         Scanned::Batch(_) => {
             return Err(Rejection::new(
@@ -244,25 +263,7 @@ async fn read(
             ));
         }
     };
-    let standard = StandardHeaders::read(&parts.headers);
-    let era = if standard.method.is_some() {
-        Era::Modern
-    } else {
-        Era::Legacy
-    };
-    let mismatch = |why: &'static str| Rejection::new(ErrorKind::HeaderMismatch, why).with_id(message.id.clone());
-    if let Some(method) = standard.method {
-        let method = method.map_err(|e| Rejection::from(e).with_id(message.id.clone()))?;
-        if method != message.method {
-            return Err(mismatch("Header mismatch: Mcp-Method disagrees with the body"));
-        }
-    }
-    if let Some(claimed) = standard.name {
-        let claimed = claimed.map_err(|e| Rejection::from(e).with_id(message.id.clone()))?;
-        if message.name.as_deref() != Some(claimed.as_str()) {
-            return Err(mismatch("Header mismatch: Mcp-Name disagrees with the body"));
-        }
-    }
+    let era = call.era;
     Ok(Incoming {
         arrived,
         parts,
@@ -281,9 +282,6 @@ async fn post(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response
         session::check(v, incoming)?;
     }
     let m = &incoming.message;
-    // Only `notifications/*` are notifications: a request method without
-    // an id fans out to no member.
-    tollgate_mcp::check_notification(m).map_err(Rejection::from)?;
     let name = m.name.clone().unwrap_or_default();
     match (m.kind, m.method.as_str()) {
         (MessageKind::Request, "initialize") => session::open(v, incoming, &exposed).await,
