@@ -174,7 +174,7 @@ impl RouteCatalog {
         self.state.snapshot.rcu(|current| {
             let mut next = Snapshot::clone(current);
             for d in &definitions {
-                next.definitions.insert((d.kind, d.key.clone()), d.clone());
+                next.insert(d.clone());
             }
             next.synced_at = SystemTime::now();
             next
