@@ -198,7 +198,7 @@ pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Inc
             .iter()
             .map(|e| ListItem {
                 name: &e.own,
-                annotations: e.annotations,
+                annotations: e.hints.map(crate::catalog::annotations_from),
             })
             .collect();
         let request = ListRequest {
