@@ -12,6 +12,11 @@
 //! definition is approved as exposed, under the virtual server's name (see
 //! `compose/describe.rs`; [`rewritten`] lists them for review).
 //!
+//! Lists keep the members' own order: members in configuration order, each
+//! member's entries in the order the member listed them ([`Snapshot::listed`]),
+//! so a one-member virtual server with an empty prefix lists what its
+//! member lists, as its member does.
+//!
 //! Where it sits in the request path: the server's virtual-server endpoint
 //! takes the [`Exposed`] in force for every request (the server caches it
 //! and asks for a new one only when the lock or a member's snapshot
@@ -76,14 +81,16 @@ pub struct Target<'a> {
 /// Everything a virtual server exposes at one lock and set of snapshots.
 #[derive(Debug)]
 pub struct Exposed {
-    /// Every entry, by kind then exposed name.
+    /// Every entry, grouped by kind (in [`Kind::ALL`] order); within a
+    /// kind, members in configuration order, each member's entries in the
+    /// order it listed them.
     pub entries: Vec<Entry>,
     /// Positions by exposed name, one map per kind (looked up by `&str`,
     /// without allocating on the request path).
     by_name: [HashMap<String, usize>; 4],
     /// The search index over the tools (positions into `tools`).
     pub index: ToolIndex,
-    /// Positions of the tool entries, in index order.
+    /// Positions of the tool entries, in index order (by exposed name).
     pub tools: Vec<usize>,
     /// Exposed names two members claimed (left out), by kind and name.
     pub collisions: Vec<(Kind, String)>,
@@ -130,7 +137,7 @@ impl Exposed {
         self.entries.get(*i)
     }
 
-    /// The entries of one kind, in name order.
+    /// The entries of one kind, in list order.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(move |e| e.kind == kind)
     }

@@ -1,5 +1,5 @@
-//! Building an [`Exposed`]: each member's governed definitions, renamed;
-//! renamed or re-described ones the lock does not
+//! Building an [`Exposed`]: each member's governed definitions in the
+//! member's order, renamed; renamed or re-described ones the lock does not
 //! approve as exposed set aside; collisions left out; the name maps and
 //! the search index made once, so that the request path only looks up.
 
@@ -14,7 +14,7 @@ use super::spec::{MemberSpec, VirtualSpec};
 use super::{Entry, Exposed, slot};
 use crate::definition::{Hints, Kind};
 use crate::gate::Mode;
-use crate::lock::Lock;
+use crate::lock::{Approval, Lock};
 use crate::search::ToolIndex;
 use crate::snapshot::Snapshot;
 
@@ -40,10 +40,13 @@ pub(super) fn build(spec: &VirtualSpec, lock: Arc<Lock>, snapshots: Vec<Arc<Snap
             entries.push(entry(i, kind, own, exposed, definition));
         }
     }
-    entries.sort_by(|a, b| (a.kind, &a.exposed).cmp(&(b.kind, &b.exposed)));
+    // Stable: within a kind, members and their entries keep their order.
+    entries.sort_by_key(|e| e.kind);
     let (entries, collisions) = without_collisions(entries);
     let by_name = names(&entries);
-    let tools: Vec<usize> = (0..entries.len()).filter(|i| entries[*i].kind == Kind::Tool).collect();
+    let mut tools: Vec<usize> = (0..entries.len()).filter(|i| entries[*i].kind == Kind::Tool).collect();
+    // The index ranks ties by position: by name, whatever the list order.
+    tools.sort_by(|a, b| entries[*a].exposed.cmp(&entries[*b].exposed));
     let index = ToolIndex::build(
         tools
             .iter()
@@ -66,8 +69,9 @@ pub(super) fn build(spec: &VirtualSpec, lock: Arc<Lock>, snapshots: Vec<Arc<Snap
 }
 
 /// What member `m` exposes: each definition its gate lets through and the
-/// virtual server does not leave out, as exposed. The gateway and
-/// `tollgate catalog` ([`super::rewritten`]) both build on it.
+/// virtual server does not leave out, in the member's order, as exposed.
+/// The gateway and `tollgate catalog` ([`super::rewritten`]) both build
+/// on it.
 pub(super) fn member_exposed(m: &MemberSpec, lock: &Lock, snapshot: &Snapshot) -> Vec<Shown> {
     governed(m, lock, snapshot)
         .into_iter()
@@ -79,20 +83,31 @@ pub(super) fn member_exposed(m: &MemberSpec, lock: &Lock, snapshot: &Snapshot) -
         .collect()
 }
 
-/// A member's definitions its gate lets through: approved at the revision
-/// the member lists (or approved and not yet seen by a sync); with the
-/// gate off, what the member listed.
+/// A member's definitions its gate lets through, in the order the member
+/// listed them: approved at the revision the member lists (or approved
+/// and not yet seen by a sync, in the lock's order); with the gate off,
+/// what the member listed.
 fn governed(m: &MemberSpec, lock: &Lock, snapshot: &Snapshot) -> Vec<(Kind, String, Value)> {
+    let listed = snapshot.in_listed_order();
     if m.gate == Mode::Off {
-        return snapshot
-            .definitions
-            .values()
+        return listed
+            .into_iter()
             .map(|d| (d.kind, d.key.clone(), d.body.clone()))
             .collect();
     }
     let synced = snapshot.synced_at != SystemTime::UNIX_EPOCH;
-    lock.of_server(&m.server)
+    let mut approvals: Vec<&Approval> = lock
+        .of_server(&m.server)
         .filter(|a| !synced || snapshot.get(a.kind, &a.key).is_some_and(|d| d.revision == a.revision))
+        .collect();
+    let position: HashMap<(Kind, &str), usize> = listed
+        .iter()
+        .enumerate()
+        .map(|(i, d)| ((d.kind, d.key.as_str()), i))
+        .collect();
+    approvals.sort_by_key(|a| position.get(&(a.kind, a.key.as_str())).copied().unwrap_or(usize::MAX));
+    approvals
+        .into_iter()
         .map(|a| (a.kind, a.key.clone(), a.definition.clone()))
         .collect()
 }

@@ -1,10 +1,10 @@
-//! Composition: names (prefix, filters, renames), approval as exposed,
-//! collisions, routing by URI.
+//! Composition: the members' order, names (prefix, filters, renames),
+//! approval as exposed, collisions, routing by URI.
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::build::{entry, names};
 use super::describe::{approved, shown};
@@ -55,6 +55,69 @@ fn listed(e: &Exposed, kind: Kind) -> Vec<&str> {
 }
 
 #[test]
+fn lists_keep_the_members_order_and_each_members_own_order() {
+    let prompt = Definition::new(Kind::Prompt, json!({"name": "greet"})).unwrap();
+    let b = snapshot("b", &[tool("zeta"), prompt, tool("alpha")]);
+    let a = snapshot("a", &[tool("mid"), tool("beta")]);
+    let mut lock = Lock::default();
+    approve_all(&mut lock, &b);
+    approve_all(&mut lock, &a);
+    for gate in [Mode::Off, Mode::Observe, Mode::Enforce] {
+        let spec = virtual_server(
+            Mode::Enforce,
+            vec![MemberSpec::new("b", gate, ""), MemberSpec::new("a", gate, "a_")],
+        );
+        let e = build(&spec, &lock, &[b.clone(), a.clone()]);
+        assert_eq!(listed(&e, Kind::Tool), ["zeta", "alpha", "a_mid", "a_beta"], "{gate:?}");
+        assert_eq!(listed(&e, Kind::Prompt), ["greet"]);
+        let kinds: Vec<Kind> = e.entries.iter().map(|x| x.kind).collect();
+        assert!(kinds.is_sorted(), "grouped by kind: {kinds:?}");
+        assert_eq!(
+            e.get(Kind::Tool, "a_beta").map(|x| (x.member, x.own.as_str())),
+            Some((1, "beta"))
+        );
+    }
+}
+
+#[test]
+fn before_a_first_sync_the_approved_entries_follow_the_lock() {
+    let mut lock = Lock::default();
+    approve_all(&mut lock, &snapshot("a", &[tool("mid"), tool("beta")]));
+    let spec = virtual_server(Mode::Enforce, vec![MemberSpec::new("a", Mode::Enforce, "a_")]);
+    let e = build(&spec, &lock, &[Snapshot::empty("a")]);
+    assert_eq!(listed(&e, Kind::Tool), ["a_beta", "a_mid"]);
+}
+
+#[test]
+fn the_search_index_ranks_ties_by_name_whatever_the_list_order() {
+    let s = snapshot("a", &[tool("zeta"), tool("alpha")]);
+    let e = build(
+        &virtual_server(Mode::Off, vec![MemberSpec::new("a", Mode::Off, "")]),
+        &Lock::default(),
+        &[s],
+    );
+    let names: Vec<&str> = e.tools.iter().map(|i| e.entries[*i].exposed.as_str()).collect();
+    assert_eq!(names, ["alpha", "zeta"]);
+}
+
+#[test]
+fn an_empty_prefix_exposes_the_members_definitions_unchanged() {
+    let s = snapshot("everything", &[tool("echo"), tool("add")]);
+    let mut lock = Lock::default();
+    approve_all(&mut lock, &s);
+    let spec = virtual_server(Mode::Enforce, vec![MemberSpec::new("everything", Mode::Enforce, "")]);
+    let e = build(&spec, &lock, std::slice::from_ref(&s));
+    let bodies: Vec<&Value> = e.of_kind(Kind::Tool).map(|x| &x.definition).collect();
+    let own: Vec<&Value> = s.in_listed_order().into_iter().map(|d| &d.body).collect();
+    assert_eq!(bodies, own);
+    assert!(
+        e.of_kind(Kind::Tool)
+            .all(|x| x.exposed == x.own && serde_json::from_str::<Value>(&x.json).unwrap() == x.definition)
+    );
+    assert!(e.awaiting.is_empty() && e.collisions.is_empty());
+}
+
+#[test]
 fn members_name_their_tools_by_prefix_filters_and_renames() {
     let mut m = MemberSpec::new("jira", Mode::Enforce, "jira_");
     m.tools = Some(vec!["create".into(), "search".into(), "close".into()]);
@@ -84,8 +147,8 @@ fn renamed_and_re_described_definitions_wait_for_approval_as_exposed() {
     let mut lock = Lock::default();
     approve_all(&mut lock, &s);
     let waiting = vec![
-        (Kind::Tool, "search_docs".to_owned()),
         (Kind::Tool, "docs_read".to_owned()),
+        (Kind::Tool, "search_docs".to_owned()),
     ];
 
     let e = build(
@@ -101,7 +164,7 @@ fn renamed_and_re_described_definitions_wait_for_approval_as_exposed() {
         &lock,
         std::slice::from_ref(&s),
     );
-    assert_eq!(listed(&e, Kind::Tool), ["docs_list", "docs_read", "search_docs"]);
+    assert_eq!(listed(&e, Kind::Tool), ["docs_read", "search_docs", "docs_list"]);
     assert_eq!(e.awaiting, waiting);
     let read = e.get(Kind::Tool, "docs_read").unwrap();
     assert_eq!(read.definition["description"], "Reads one page of the handbook.");
@@ -109,13 +172,17 @@ fn renamed_and_re_described_definitions_wait_for_approval_as_exposed() {
 
     let spec = virtual_server(Mode::Enforce, vec![docs()]);
     let rewritten = rewritten(&spec, &lock, std::slice::from_ref(&s));
-    let keys: Vec<&str> = rewritten.definitions.values().map(|d| d.key.as_str()).collect();
-    assert_eq!(keys, ["docs_read", "search_docs"], "only the rewritten ones");
+    let keys: Vec<&str> = rewritten.in_listed_order().iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["docs_read", "search_docs"],
+        "only the rewritten ones, in list order"
+    );
     for d in rewritten.definitions.values() {
         lock.approve("eng", d, "platform@example.com", SystemTime::now(), None);
     }
     let e = build(&spec, &lock, &[s]);
-    assert_eq!(listed(&e, Kind::Tool), ["docs_list", "docs_read", "search_docs"]);
+    assert_eq!(listed(&e, Kind::Tool), ["docs_read", "search_docs", "docs_list"]);
     assert!(e.awaiting.is_empty());
 }
 

@@ -174,7 +174,7 @@ fn decode_cursor(cursor: &str, kind: Kind) -> Option<usize> {
     rest.parse().ok()
 }
 
-/// The entries of `kind` the caller may use, in name order: each member's
+/// The entries of `kind` the caller may use, in list order: each member's
 /// policies judge that member's entries, as reached through `v` (in its
 /// `VirtualServer` entity), the way a call through `v` is judged.
 pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Incoming, kind: Kind) -> Vec<&'e Entry> {
