@@ -78,6 +78,21 @@ pub struct Target<'a> {
     pub own: &'a str,
 }
 
+/// What the members' capabilities announce that the virtual server
+/// announces too: list changes per kind, and resource subscriptions (the
+/// members' notifications reach the client on their streams).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Announced {
+    /// `tools.listChanged`.
+    pub tools_list_changed: bool,
+    /// `prompts.listChanged`.
+    pub prompts_list_changed: bool,
+    /// `resources.listChanged`.
+    pub resources_list_changed: bool,
+    /// `resources.subscribe`.
+    pub subscribe: bool,
+}
+
 /// Everything a virtual server exposes at one lock and set of snapshots.
 #[derive(Debug)]
 pub struct Exposed {
@@ -101,6 +116,8 @@ pub struct Exposed {
     /// Whether a member declared the tasks extension (SEP-2663), which the
     /// virtual server then routes.
     pub tasks: bool,
+    /// List changes and subscriptions some member announced.
+    pub announced: Announced,
     /// The lock it was built from.
     lock: Arc<Lock>,
     /// The members' snapshots it was built from, in member order.
@@ -114,6 +131,30 @@ impl Entry {
             member: self.member,
             exposed: &self.exposed,
             own: &self.own,
+        }
+    }
+}
+
+impl Announced {
+    /// What a member's `capabilities` announce.
+    pub fn of(capabilities: &Value) -> Announced {
+        let flag = |cap: &str, key: &str| capabilities[cap][key].as_bool().unwrap_or(false);
+        Announced {
+            tools_list_changed: flag("tools", "listChanged"),
+            prompts_list_changed: flag("prompts", "listChanged"),
+            resources_list_changed: flag("resources", "listChanged"),
+            subscribe: flag("resources", "subscribe"),
+        }
+    }
+
+    /// What either announces.
+    #[must_use]
+    pub fn or(self, other: Announced) -> Announced {
+        Announced {
+            tools_list_changed: self.tools_list_changed || other.tools_list_changed,
+            prompts_list_changed: self.prompts_list_changed || other.prompts_list_changed,
+            resources_list_changed: self.resources_list_changed || other.resources_list_changed,
+            subscribe: self.subscribe || other.subscribe,
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::describe::{approved, shown};
 use super::spec::{MemberSpec, VirtualSpec};
-use super::{Entry, Exposed, slot};
+use super::{Announced, Entry, Exposed, slot};
 use crate::definition::{Hints, Kind};
 use crate::gate::Mode;
 use crate::lock::{Approval, Lock};
@@ -52,6 +52,9 @@ pub(super) fn build(spec: &VirtualSpec, lock: Arc<Lock>, snapshots: Vec<Arc<Snap
             .iter()
             .map(|i| (entries[*i].exposed.as_str(), &entries[*i].definition)),
     );
+    let announced = snapshots
+        .iter()
+        .fold(Announced::default(), |a, s| a.or(Announced::of(&s.capabilities)));
     let tasks = snapshots
         .iter()
         .any(|s| s.extensions.iter().any(|e| e == tollgate_mcp::TASKS_EXTENSION));
@@ -63,6 +66,7 @@ pub(super) fn build(spec: &VirtualSpec, lock: Arc<Lock>, snapshots: Vec<Arc<Snap
         collisions,
         awaiting,
         tasks,
+        announced,
         lock,
         snapshots,
     }

@@ -1,5 +1,5 @@
 //! Composition: the members' order, names (prefix, filters, renames),
-//! approval as exposed, collisions, routing by URI.
+//! approval as exposed, collisions, routing by URI, announced capabilities.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -251,6 +251,35 @@ fn two_members_exposing_one_name_are_both_left_out() {
     );
 }
 
+#[test]
+fn capabilities_the_members_announce_are_kept() {
+    let mut a = snapshot("a", &[tool("x")]);
+    a.capabilities = json!({"tools": {"listChanged": true}, "prompts": {}});
+    let mut b = snapshot("b", &[tool("y")]);
+    b.capabilities = json!({"resources": {"subscribe": true, "listChanged": false}});
+    b.extensions = vec![tollgate_mcp::TASKS_EXTENSION.to_owned()];
+    let spec = virtual_server(
+        Mode::Off,
+        vec![
+            MemberSpec::new("a", Mode::Off, "a_"),
+            MemberSpec::new("b", Mode::Off, "b_"),
+        ],
+    );
+    let lock = Arc::new(Lock::default());
+    let snapshots: Vec<Arc<Snapshot>> = vec![Arc::new(a), Arc::new(b)];
+    let e = Exposed::build(&spec, lock.clone(), snapshots.clone());
+    let want = Announced {
+        tools_list_changed: true,
+        subscribe: true,
+        ..Announced::default()
+    };
+    assert_eq!(e.announced, want);
+    assert!(e.tasks);
+    let (built_lock, built_snapshots) = e.built_from();
+    assert!(Arc::ptr_eq(built_lock, &lock));
+    assert!(built_snapshots.iter().zip(&snapshots).all(|(x, y)| Arc::ptr_eq(x, y)));
+}
+
 /// An [`Exposed`] of `entries` (member 0, exposed as named) and `collisions`.
 fn exposed(entries: Vec<(Kind, &str)>, collisions: Vec<(Kind, &str)>) -> Exposed {
     let entries: Vec<Entry> = entries
@@ -266,6 +295,7 @@ fn exposed(entries: Vec<(Kind, &str)>, collisions: Vec<(Kind, &str)>) -> Exposed
         collisions: collisions.into_iter().map(|(k, n)| (k, n.to_owned())).collect(),
         awaiting: Vec::new(),
         tasks: false,
+        announced: Announced::default(),
         lock: Arc::new(Lock::default()),
         snapshots: Vec::new(),
     }
