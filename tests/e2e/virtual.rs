@@ -17,6 +17,9 @@
 //! - `search`: `find_tools` finds a tool, which is then called.
 //! - `tasks`: the `rmcp` client runs tasks on two members, polls and
 //!   cancels them by the ids the virtual server gave.
+//! - `transparent`: one member under an empty prefix lists what the
+//!   member's own route lists, in its order, and announces its list
+//!   changes and subscriptions.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -34,6 +37,8 @@ mod relay;
 mod search;
 #[path = "virtual/tasks.rs"]
 mod tasks;
+#[path = "virtual/transparent.rs"]
+mod transparent;
 
 use std::time::Duration;
 

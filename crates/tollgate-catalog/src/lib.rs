@@ -13,12 +13,17 @@
 //! - [`gate`]: whether a call or a list entry may reach a definition.
 //! - [`search`]: the ranked tool index behind a search-mode virtual
 //!   server's `find_tools`.
+//! - [`compose`]: what a virtual server exposes — its members' governed
+//!   definitions under the names it gives them, in the members' order —
+//!   and which member a name routes to.
 //!
 //! The server's catalog gate (request path, between `identify` and
-//! `authorize`) and list filtering read this crate's decisions; the
-//! binary's `tollgate catalog` commands write the lock file. No HTTP
-//! status codes here.
+//! `authorize`), list filtering and virtual servers read this crate's
+//! decisions; the binary's `tollgate catalog` commands write the lock
+//! file. No HTTP status codes here, and no configuration file: callers
+//! pass the settings a function needs.
 
+pub mod compose;
 pub mod definition;
 pub mod diff;
 mod error;

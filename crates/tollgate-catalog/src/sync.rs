@@ -92,9 +92,7 @@ pub async fn sync(server: &str, transport: &dyn Transport) -> Result<Snapshot, C
     }
     let mut snapshot = Snapshot::empty(server);
     for definition in listed? {
-        snapshot
-            .definitions
-            .insert((definition.kind, definition.key.clone()), definition);
+        snapshot.insert(definition);
     }
     snapshot.versions = versions;
     snapshot.server_info = server_info;
@@ -103,6 +101,7 @@ pub async fn sync(server: &str, transport: &dyn Transport) -> Result<Snapshot, C
         .and_then(Value::as_object)
         .map(|e| e.keys().cloned().collect())
         .unwrap_or_default();
+    snapshot.capabilities = capabilities;
     snapshot.synced_at = SystemTime::now();
     Ok(snapshot)
 }

@@ -91,6 +91,9 @@ fn names_target(method: &str) -> bool {
     McpMethod::from_name(method).requires_name() || names_a_task(method)
 }
 
+/// The tasks extension's id (SEP-2663) in capabilities.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// Whether `method` names a task by its id (`params.taskId`; the tasks
 /// extension, SEP-2663).
 pub fn names_a_task(method: &str) -> bool {

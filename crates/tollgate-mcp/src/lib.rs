@@ -29,7 +29,8 @@ mod version;
 
 pub use answer::{answer_errors, answer_messages};
 pub use classify::{
-    Call, CallPlan, check_notification, classify_post, names_a_task, supported_versions, unsupported_version,
+    Call, CallPlan, TASKS_EXTENSION, check_notification, classify_post, names_a_task, supported_versions,
+    unsupported_version,
 };
 pub use completion::{CompletionRef, completion_ref};
 pub use error::{McpError, Result};

@@ -168,7 +168,7 @@ impl RouteCatalog {
         self.state.snapshot.rcu(|current| {
             let mut next = Snapshot::clone(current);
             for d in &definitions {
-                next.definitions.insert((d.kind, d.key.clone()), d.clone());
+                next.insert(d.clone());
             }
             next.synced_at = SystemTime::now();
             next
@@ -255,7 +255,12 @@ impl Approvals {
 /// The annotations a definition declares, with the MCP defaults for the
 /// hints it leaves out.
 pub(crate) fn annotations_of(definition: &serde_json::Value) -> ToolAnnotations {
-    let h = tollgate_catalog::Hints::of(definition);
+    annotations_from(tollgate_catalog::Hints::of(definition))
+}
+
+/// The annotations of the hints `h`, with the MCP defaults for those left
+/// out (the catalog reads hints; policies judge annotations).
+pub(crate) fn annotations_from(h: tollgate_catalog::Hints) -> ToolAnnotations {
     ToolAnnotations::from_hints(h.read_only, h.destructive, h.idempotent, h.open_world)
 }
 

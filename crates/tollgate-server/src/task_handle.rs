@@ -32,7 +32,7 @@ use tollgate_session::{Owner, Sealer, TaskClaims};
 use crate::rescue::Rejection;
 
 /// The tasks extension's id in capabilities.
-pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const EXTENSION: &str = tollgate_mcp::TASKS_EXTENSION;
 /// The largest JSON answer read whole to find the task id in it (a task's
 /// creation or status is small; a larger answer passes untouched).
 const MAX_JSON_ANSWER: usize = 1024 * 1024;

@@ -156,6 +156,21 @@ async fn a_legacy_upstream_is_initialized_listed_in_its_session_and_the_session_
     assert_eq!(up.ended.lock().unwrap().clone(), vec!["s-1".to_owned()]);
 }
 
+#[tokio::test]
+async fn the_snapshot_keeps_the_order_listed_and_the_capabilities_announced() {
+    let snap = sync("l", &Scripted::new(false)).await.unwrap();
+    assert_eq!(
+        snap.listed,
+        vec![
+            (Kind::Tool, "a".into()),
+            (Kind::Tool, "b".into()),
+            (Kind::Prompt, "greet".into())
+        ],
+        "page after page, kinds in sync order"
+    );
+    assert_eq!(snap.capabilities, json!({"tools": {}, "prompts": {}}));
+}
+
 struct Down;
 
 #[async_trait]

@@ -19,6 +19,7 @@ use http::header::CONTENT_TYPE;
 use serde::Deserialize;
 use serde_json::Value;
 use tollgate_catalog::Kind;
+use tollgate_catalog::compose::Announced;
 use tollgate_config::Expose;
 use tollgate_core::{Era, ErrorKind};
 use tollgate_mcp::RequestId;
@@ -65,17 +66,35 @@ pub(crate) fn discover(v: &VirtualRoute, exposed: &Exposed, id: Option<&RequestI
     result(id, &body.to_string())
 }
 
-/// The capabilities of the exposed catalog.
+/// The capabilities of the exposed catalog, with the list changes and
+/// subscriptions its members' synced capabilities announce.
 pub(crate) fn capabilities(exposed: &Exposed) -> Value {
+    capabilities_with(exposed, exposed.announced)
+}
+
+/// The capabilities of the exposed catalog, announcing what `announced`
+/// does: a member's list changes and resource updates reach the client on
+/// the member's streams, so the virtual server keeps the member's word.
+pub(crate) fn capabilities_with(exposed: &Exposed, announced: Announced) -> Value {
     let mut caps = serde_json::Map::new();
-    caps.insert("tools".into(), serde_json::json!({"listChanged": false}));
+    caps.insert(
+        "tools".into(),
+        serde_json::json!({"listChanged": announced.tools_list_changed}),
+    );
     if exposed.of_kind(Kind::Prompt).next().is_some() {
-        caps.insert("prompts".into(), serde_json::json!({"listChanged": false}));
+        caps.insert(
+            "prompts".into(),
+            serde_json::json!({"listChanged": announced.prompts_list_changed}),
+        );
     }
     let resources =
         exposed.of_kind(Kind::Resource).next().is_some() || exposed.of_kind(Kind::ResourceTemplate).next().is_some();
     if resources {
-        caps.insert("resources".into(), serde_json::json!({"listChanged": false}));
+        let mut r = serde_json::json!({"listChanged": announced.resources_list_changed});
+        if announced.subscribe {
+            r["subscribe"] = Value::Bool(true);
+        }
+        caps.insert("resources".into(), r);
     }
     if exposed.of_kind(Kind::Prompt).next().is_some() || exposed.of_kind(Kind::ResourceTemplate).next().is_some() {
         caps.insert("completions".into(), serde_json::json!({}));
@@ -174,7 +193,7 @@ fn decode_cursor(cursor: &str, kind: Kind) -> Option<usize> {
     rest.parse().ok()
 }
 
-/// The entries of `kind` the caller may use, in name order: each member's
+/// The entries of `kind` the caller may use, in list order: each member's
 /// policies judge that member's entries, as reached through `v` (in its
 /// `VirtualServer` entity), the way a call through `v` is judged.
 pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Incoming, kind: Kind) -> Vec<&'e Entry> {
@@ -198,7 +217,7 @@ pub(crate) fn visible<'e>(v: &VirtualRoute, exposed: &'e Exposed, incoming: &Inc
             .iter()
             .map(|e| ListItem {
                 name: &e.own,
-                annotations: e.annotations,
+                annotations: e.hints.map(crate::catalog::annotations_from),
             })
             .collect();
         let request = ListRequest {

@@ -18,6 +18,7 @@ use http::request::Parts;
 use http::{HeaderValue, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
+use tollgate_catalog::compose::Announced;
 use tollgate_core::{ErrorKind, Principal};
 use tollgate_mcp::headers::SESSION_ID;
 use tollgate_mcp::sse;
@@ -120,9 +121,11 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
     let opened = futures_util::future::join_all((0..v.members.len()).map(|i| open_member(v, incoming, i))).await;
     let mut ids = Vec::new();
     let mut version: Option<String> = None;
+    let mut announced = exposed.announced;
     for (i, result) in opened.into_iter().enumerate() {
         match result {
-            Some((sealed, answered)) => {
+            Some((sealed, answered, member_announced)) => {
+                announced = announced.or(member_announced);
                 let agreed = answered.clone().unwrap_or_default();
                 ids.push((i, agreed, sealed));
                 version = version.or(answered);
@@ -157,7 +160,7 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
         .ok_or_else(|| Rejection::new(ErrorKind::Internal, "Internal error").with_id(id.clone()))?;
     let result = serde_json::json!({
         "protocolVersion": version,
-        "capabilities": answer::capabilities(exposed),
+        "capabilities": answer::capabilities_with(exposed, announced),
         "serverInfo": answer::server_info(v),
     });
     let mut res = answer::result(id.as_ref(), &result.to_string());
@@ -165,8 +168,9 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
     Ok(res)
 }
 
-/// Open member `i`'s session: its sealed id and the version it agreed.
-async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>)> {
+/// Open member `i`'s session: its sealed id, the version it agreed and
+/// what its capabilities announce.
+async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>, Announced)> {
     let req = delegate::request(v, incoming, i, incoming.body.clone(), None, None).ok()?;
     let res = delegate::send_raw(v, i, req).await;
     if !res.status().is_success() {
@@ -182,7 +186,18 @@ async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<
         .await
         .ok()?
         .to_bytes();
-    Some((sealed, agreed_version(&bytes)))
+    Some((sealed, agreed_version(&bytes), announced(&bytes)))
+}
+
+/// What the capabilities of an `initialize` answer, JSON or SSE, announce.
+fn announced(bytes: &Bytes) -> Announced {
+    let of = |v: &Value| v.get("result").map(|r| Announced::of(&r["capabilities"]));
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return of(&v).unwrap_or_default();
+    }
+    sse::events(bytes)
+        .find_map(|e| serde_json::from_str::<Value>(&e.data).ok().as_ref().and_then(of))
+        .unwrap_or_default()
 }
 
 /// The `protocolVersion` of an `initialize` answer, JSON or SSE (only a
@@ -326,5 +341,17 @@ mod tests {
         assert_eq!(agreed_version(&sse).as_deref(), Some("2025-03-26"));
         let bad = Bytes::from_static(br#"{"result":{"protocolVersion":"a:b\nc"}}"#);
         assert_eq!(agreed_version(&bad), None);
+    }
+
+    #[test]
+    fn a_members_initialize_answer_announces_list_changes_and_subscriptions() {
+        let sse = Bytes::from_static(
+            b"event: message\ndata: {\"result\":{\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{\"subscribe\":true}}}}\n\n",
+        );
+        let a = announced(&sse);
+        assert!(a.tools_list_changed && a.subscribe, "{a:?}");
+        assert!(!a.prompts_list_changed && !a.resources_list_changed, "{a:?}");
+        let none = Bytes::from_static(br#"{"result":{"capabilities":{"tools":{}}}}"#);
+        assert_eq!(announced(&none), Announced::default());
     }
 }
