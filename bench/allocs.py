@@ -55,7 +55,6 @@ import datetime as dt
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -63,24 +62,17 @@ import sys
 import time
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-# Before the harness's settings are imported: its own ports and work dir.
-os.environ["BENCH_PORT_BASE"] = os.environ.get("ALLOCS_PORT_BASE", "28280")
-os.environ.setdefault("BENCH_WORK", str(BENCH / ".work" / f"allocs-{os.getpid()}"))
-sys.path.insert(0, str(BENCH / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+import valgrind  # noqa: E402
 
-from pipeline import mint_token, prepare_policies  # noqa: E402
-from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
-from procstat import cpu_info  # noqa: E402
-from rawhttp import KeepAlive, make_body, sanity_check  # noqa: E402
-from settings import (  # noqa: E402
-    ARM_BY_NAME, ARM_HEADERS, CATALOGS, LIB, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, VIRTUAL_EXPOSED, WORK,
-    arm_headers, log,
-)
+valgrind.own_ports("allocs", 28280)  # before the harness's settings are imported
+
+from procs import Procs  # noqa: E402
+from rawhttp import make_body  # noqa: E402
+from settings import ARM_BY_NAME, LIST_BODY, REQUESTS, S, TOOLS, WORK, log  # noqa: E402
 
 N = int(os.environ.get("ALLOCS_REQUESTS", "1000"))
 WARMUP = int(os.environ.get("ALLOCS_WARMUP", "100"))
-RESULTS = BENCH / "results"
 NUM_CALLERS = 16  # DHAT's stack depth per allocation (default 12)
 
 # The Tollgate processes: name -> (config template, arms it serves).
@@ -91,8 +83,6 @@ PROCESSES = {
     "tollgate-virtual": ("tollgate-virtual.toml", ("Cm", "Vc")),
 }
 ALL_ARMS = tuple(a for _, served in PROCESSES.values() for a in served)
-READY = {"tollgate": "C_ADMIN", "tollgate-audit": "CA_ADMIN", "tollgate-full": "CF_ADMIN", "tollgate-virtual": "CV_ADMIN"}
-LISTEN = {"tollgate": "C", "tollgate-audit": "CA", "tollgate-full": "CF", "tollgate-virtual": "CV"}
 # Differences worth a line of their own: (arm, base, what).
 DIFFS = [
     ("Cv", "Cu", "the body scan of a verify route"),
@@ -117,18 +107,10 @@ def default_binary() -> str:
     return ""
 
 
-def git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10).stdout.strip()
-    except OSError:
-        return ""
-
-
 # ---- processes ---------------------------------------------------------------
 
 def dhat_argv(out: Path, argv: list[str]) -> list[str]:
-    return ["nice", "-n", "10", "valgrind", "--tool=dhat", f"--dhat-out-file={out}", f"--num-callers={NUM_CALLERS}",
-            *argv]
+    return valgrind.under_valgrind(["--tool=dhat", f"--dhat-out-file={out}", f"--num-callers={NUM_CALLERS}"], argv)
 
 
 def stop(procs: Procs, name: str, timeout: float = 180) -> int:
@@ -156,19 +138,13 @@ def one_run(procs: Procs, name: str, conf: Path, arms: list[str], bodies: dict[s
     out = WORK / f"dhat.{name}.{label}.json"
     out.unlink(missing_ok=True)
     t0 = time.monotonic()
-    procs.start(f"{name}-{label}", dhat_argv(out, [TOOLS["tollgate"], "serve", "--config", str(conf), "--log", "warn"]))
-    wait_port(PORTS[LISTEN[name]], timeout=180)
-    wait_ready(PORTS[READY[name]], timeout=180)
-    if name == "tollgate-virtual":
-        wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED, timeout=180)
+    procs.start(f"{name}-{label}", dhat_argv(out, valgrind.tollgate_argv(conf)))
+    valgrind.wait_up(name)
     started = time.monotonic() - t0
     clients = {}
     try:
         for arm in arms:
-            a = ARM_BY_NAME[arm]
-            body = bodies[a.request]
-            sanity_check(arm, a.port, a.path, body, headers=arm_headers(a), result_key=REQUESTS[a.request].result_key)
-            clients[arm] = KeepAlive(arm, a.port, a.path, body, arm_headers(a))
+            clients[arm] = valgrind.connect(arm, bodies[ARM_BY_NAME[arm].request])
         for arm in arms:
             clients[arm].send(WARMUP)
         t1 = time.monotonic()
@@ -276,9 +252,8 @@ def per_request(run: Profile, base: Profile) -> dict:
 # ---- report --------------------------------------------------------------------
 
 def markdown(doc: dict) -> str:
-    g = doc["git"]
     arms = list(doc["arms"])
-    L = [f"# Allocations per request: {doc['started'][:10]}, {g['short']}{' (dirty tree)' if g['dirty'] else ''}", ""]
+    L = valgrind.heading(doc, "Allocations per request")
     L.append(f"{doc['requests']} sequential requests per arm over one kept-alive connection, after a sanity request and "
              f"{doc['warmup']} warm-up requests for every arm of the process, under valgrind's DHAT; minus a baseline "
              "run of the same process (same start, warm-up and shutdown, idle for as long as the requests took). "
@@ -335,59 +310,29 @@ def markdown(doc: dict) -> str:
 
 # ---- main ------------------------------------------------------------------------
 
-def on_signal(signum, _frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main() -> int:
     t_start = time.monotonic()
     # The small-body arms exist unless BENCH_SMALL_BODY_BYTES=0.
-    known = [a for a in ALL_ARMS if a in ARM_BY_NAME]
-    arms = [a.strip() for a in os.environ.get("ALLOCS_ARMS", ",".join(known)).split(",") if a.strip()]
-    unknown = [a for a in arms if a not in known]
-    if unknown:
-        raise SystemExit(f"unknown arms {unknown}; choose from {known}")
+    arms = valgrind.choose_arms("allocs", [a for a in ALL_ARMS if a in ARM_BY_NAME])
     binary = TOOLS["tollgate"] = TOOLS["tollgate"] or default_binary()
     if not binary or not Path(binary).is_file():
         raise SystemExit("no gateway binary: set TOLLGATE_BIN (or build: cargo build --profile callgrind -p tollgate)")
-    for tool in ("valgrind", TOOLS["nginx"]):
-        if not shutil.which(tool):
-            raise SystemExit(f"{tool} not found (apt-get install valgrind nginx-light)")
-    busy = [f"{k}={p}" for k, p in PORTS.items() if not port_free(p)]
-    if busy:
-        raise SystemExit(f"ports in use: {', '.join(busy)}; set ALLOCS_PORT_BASE to a free range")
-    if len(os.sched_getaffinity(0)) > 1 and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {int(S["client_cpu"])})
-    WORK.mkdir(parents=True, exist_ok=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    valgrind.preflight("allocs", ["valgrind", TOOLS["nginx"]])
     started = dt.datetime.now(dt.timezone.utc)
-    rev = os.environ.get("ALLOCS_BUILT_FROM", "").strip()
-    sha, short = git("rev-parse", rev or "HEAD") or "unknown", git("rev-parse", "--short", rev or "HEAD") or "unknown"
-    dirty = not rev and bool(git("status", "--porcelain", "--untracked-files=no", "--", "crates", "Cargo.toml", "Cargo.lock"))
-    profile = Path(binary).resolve().parent.name
-    profile = profile if profile in ("release", "callgrind", "debug") else "unknown (binary outside the target directory)"
+    doc = valgrind.doc_head("allocs", binary, started, N, WARMUP)
     bodies = {"call": make_body(S["body_bytes"]), "call-small": make_body(max(S["small_body_bytes"], 0)), "list": LIST_BODY}
 
     procs = Procs()
-    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGTERM, valgrind.on_signal)
     results: dict[str, dict] = {}
     processes: dict[str, dict] = {}
     try:
-        procs.start("nginx-stub", [TOOLS["nginx"], "-p", str(WORK), "-c", str(render("nginx-stub.conf", WORK / "nginx-stub.conf"))])
-        wait_port(PORTS["A"])
-        if {"Cm", "Vc"} & set(arms):
-            procs.start("catalog-stub", [sys.executable, str(LIB / "catalog_stub.py"), "--port", str(PORTS["CATALOG"]),
-                                         *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
-            wait_port(PORTS["CATALOG"])
+        valgrind.start_stubs(procs, arms)
         for name, (template, served) in PROCESSES.items():
             mine = [a for a in served if a in arms]
             if not mine:
                 continue
-            conf = render(template, WORK / template)
-            if name == "tollgate-full":
-                prepare_policies()
-                token = mint_token(conf)
-                ARM_HEADERS["Cf"] = [("Authorization", f"Bearer {token}")]
+            conf = valgrind.tollgate_config(name, template)
             log(f"{name}: {len(mine) + 1} runs under DHAT ({', '.join(mine)}, then the baseline)")
             runs = {arm: one_run(procs, name, conf, mine, bodies, arm, arm, 0) for arm in mine}
             idle = statistics.median(r["wall_s"] for r in runs.values())
@@ -404,44 +349,12 @@ def main() -> int:
     finally:
         procs.stop_all()
 
-    doc = {
-        "schema": 1,
-        "started": started.isoformat(timespec="seconds"),
-        "git": {"sha": sha, "short": short, "dirty": dirty},
-        "binary": {"path": str(Path(binary).resolve()).replace(str(Path.home()), "~", 1), "profile": profile},
-        "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip(),
-        "host": {"cpu": cpu_info(), "kernel": os.uname().release},
-        "requests": N,
-        "warmup": WARMUP,
-        "processes": processes,
-        "arms": {arm: results[arm] for arm in ALL_ARMS if arm in results},
-        "elapsed_s": round(time.monotonic() - t_start, 1),
-    }
-    stem = f"allocs-{started.strftime('%Y-%m-%d')}-{short}"
-    json_path = RESULTS / f"{stem}.json"
-    k = 2
-    while json_path.exists():
-        json_path = RESULTS / f"{stem}-{k}.json"
-        k += 1
-    doc["files"] = {"json": str(json_path.relative_to(ROOT)), "markdown": str(json_path.with_suffix(".md").relative_to(ROOT))}
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
-    md = markdown(doc)
-    json_path.with_suffix(".md").write_text(md)
-    print(md)
-    print(f"written: {doc['files']['json']} and {doc['files']['markdown']}")
-    if os.environ.get("BENCH_KEEP", "0") in ("", "0"):
-        shutil.rmtree(WORK, ignore_errors=True)
-    else:
-        log(f"kept {WORK}")
+    doc["processes"] = processes
+    doc["arms"] = {arm: results[arm] for arm in ALL_ARMS if arm in results}
+    doc["elapsed_s"] = round(time.monotonic() - t_start, 1)
+    valgrind.write_results("allocs", doc, markdown)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e}); every process started was stopped")
-        sys.exit(130)
-    except (RuntimeError, OSError) as e:
-        log(f"error: {e}")
-        sys.exit(2)
+    valgrind.run(main)

@@ -64,26 +64,20 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-# Before the harness's settings are imported: its own ports and work dir.
-os.environ["BENCH_PORT_BASE"] = os.environ.get("CALLGRIND_PORT_BASE", "28180")
-os.environ.setdefault("BENCH_WORK", str(BENCH / ".work" / f"callgrind-{os.getpid()}"))
 sys.path.insert(0, str(BENCH / "lib"))
+import valgrind  # noqa: E402
 
-from pipeline import mint_token, prepare_policies  # noqa: E402
-from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
-from procstat import cpu_info  # noqa: E402
-from rawhttp import KeepAlive, make_body, sanity_check  # noqa: E402
-from settings import (  # noqa: E402
-    ARM_BY_NAME, ARM_HEADERS, CATALOGS, LIB, LIST_BODY, PORTS, REQUESTS, ROOT, S, TOOLS, VIRTUAL_EXPOSED, WORK,
-    arm_headers, log,
-)
+valgrind.own_ports("callgrind", 28180)  # before the harness's settings are imported
+
+from procs import Procs, render  # noqa: E402
+from rawhttp import make_body  # noqa: E402
+from settings import ARM_BY_NAME, LIST_BODY, REQUESTS, ROOT, S, TOOLS, WORK, log  # noqa: E402
 
 N = int(os.environ.get("CALLGRIND_REQUESTS", "2000"))
 WARMUP = int(os.environ.get("CALLGRIND_WARMUP", "200"))
 TOLERANCE = float(os.environ.get("CALLGRIND_TOLERANCE", "3"))
 UPDATE = os.environ.get("CALLGRIND_UPDATE_BASELINE", "") not in ("", "0")
 BASELINE = BENCH / "callgrind-baseline.json"
-RESULTS = BENCH / "results"
 
 # The processes under callgrind: name -> (kind, config template, arms).
 PROCESSES = {
@@ -95,8 +89,6 @@ PROCESSES = {
 }
 ALL_ARMS = ("Cu", "Cv", "Cl", "Ca", "Cf", "Cm", "Vc", "B")
 GATED = ("Cu", "Cv", "Cl", "Ca", "Cf", "Cm", "Vc")  # B (nginx) is a reference: its counts move with the distro's nginx
-READY = {"tollgate": "C_ADMIN", "tollgate-audit": "CA_ADMIN", "tollgate-full": "CF_ADMIN", "tollgate-virtual": "CV_ADMIN"}
-LISTEN = {"tollgate": "C", "tollgate-audit": "CA", "tollgate-full": "CF", "tollgate-virtual": "CV", "nginx-proxy": "B"}
 
 # The per-phase breakdown, in request order: (label, name rule, files).
 # A name rule is (how, patterns): "prefix" = a function's demangled name
@@ -167,21 +159,14 @@ IO_CALLS = ("recv", "recvfrom", "recvmsg", "read", "readv", "write", "writev", "
 # ---- processes ---------------------------------------------------------------
 
 def valgrind_argv(name: str, argv: list[str]) -> list[str]:
-    return ["nice", "-n", "10", "valgrind", "--tool=callgrind", "--instr-atstart=no",
-            "--dump-instr=yes", "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
-            f"--callgrind-out-file={WORK / f'callgrind.{name}.out'}", *argv]
+    return valgrind.under_valgrind(
+        ["--tool=callgrind", "--instr-atstart=no", "--dump-instr=yes", "--dump-line=no", "--compress-strings=no",
+         "--compress-pos=no", f"--callgrind-out-file={WORK / f'callgrind.{name}.out'}"], argv)
 
 
 def start(procs: Procs, arms: list[str]) -> dict[str, int]:
     """Start the stub and every process the arms need; name -> PID."""
-    stub = render("nginx-stub.conf", WORK / "nginx-stub.conf")
-    procs.start("nginx-stub", [TOOLS["nginx"], "-p", str(WORK), "-c", str(stub)])
-    wait_port(PORTS["A"])
-    if {"Cm", "Vc"} & set(arms):
-        # The members' catalogs, synced once when the gateway starts.
-        procs.start("catalog-stub", [sys.executable, str(LIB / "catalog_stub.py"), "--port", str(PORTS["CATALOG"]),
-                                     *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
-        wait_port(PORTS["CATALOG"])
+    valgrind.start_stubs(procs, arms)
     pids = {}
     for name, (kind, template, served) in PROCESSES.items():
         if not set(served) & set(arms):
@@ -191,18 +176,10 @@ def start(procs: Procs, arms: list[str]) -> dict[str, int]:
             conf.write_text(conf.read_text().replace("master_process on;", "master_process off;"))
             argv = [TOOLS["nginx"], "-p", str(WORK), "-c", str(conf)]
         else:
-            conf = render(template, WORK / template)
-            if name == "tollgate-full":
-                prepare_policies()
-                ARM_HEADERS["Cf"] = [("Authorization", f"Bearer {mint_token(conf)}")]
-            argv = [TOOLS["tollgate"], "serve", "--config", str(conf), "--log", "warn"]
+            argv = valgrind.tollgate_argv(valgrind.tollgate_config(name, template))
         pids[name] = procs.start(name, valgrind_argv(name, argv)).pid
     for name in pids:
-        wait_port(PORTS[LISTEN[name]], timeout=180)
-        if name in READY:
-            wait_ready(PORTS[READY[name]], timeout=180)
-    if "tollgate-virtual" in pids:
-        wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED, timeout=180)
+        valgrind.wait_up(name)
     procs.check()
     return pids
 
@@ -215,9 +192,7 @@ def control(pid: int, *args: str) -> None:
 
 def measure_arm(arm: str, pid: int, dump_base: Path, body: bytes) -> dict:
     """Warm up, count N requests, dump; the arm's dump file and timings."""
-    a = ARM_BY_NAME[arm]
-    sanity_check(arm, a.port, a.path, body, headers=arm_headers(a), result_key=REQUESTS[a.request].result_key)
-    client = KeepAlive(arm, a.port, a.path, body, arm_headers(a))
+    client = valgrind.connect(arm, body)
     try:
         client.send(WARMUP)
         before = set(dump_base.parent.glob(dump_base.name + ".*"))
@@ -462,13 +437,6 @@ def breakdown(dump: Dump, binary: str, chains: dict[int, list[Frame]], n: int, r
 
 # ---- result, baseline, report ----------------------------------------------------
 
-def git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10).stdout.strip()
-    except OSError:
-        return ""
-
-
 def compare(doc: dict) -> dict:
     """The gate: each gated arm's Ir/request against the baseline."""
     if not BASELINE.exists():
@@ -500,9 +468,8 @@ def fmt(v: float | None) -> str:
 
 
 def markdown(doc: dict) -> str:
-    g = doc["git"]
     arms = list(doc["arms"])
-    L = [f"# Callgrind gate: {doc['started'][:10]}, {g['short']}{' (dirty tree)' if g['dirty'] else ''}", ""]
+    L = valgrind.heading(doc, "Callgrind gate")
     L.append(f"{doc['requests']} sequential requests per arm over one kept-alive connection after {doc['warmup']} "
              f"warm-up requests; Ir = instructions executed by the whole process (every thread) while "
              f"instrumentation was on, divided by the requests. Binary: `{doc['binary']['path']}` "
@@ -618,40 +585,19 @@ def write_baseline(doc: dict) -> None:
     log(f"baseline written: {BASELINE.relative_to(ROOT)}")
 
 
-def on_signal(signum, _frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main() -> int:
     t_start = time.monotonic()
-    arms = [a.strip() for a in os.environ.get("CALLGRIND_ARMS", ",".join(ALL_ARMS)).split(",") if a.strip()]
-    unknown = [a for a in arms if a not in ALL_ARMS]
-    if unknown:
-        raise SystemExit(f"unknown arms {unknown}; choose from {ALL_ARMS}")
+    arms = valgrind.choose_arms("callgrind", ALL_ARMS)
     binary = TOOLS["tollgate"]
     if not binary or not Path(binary).is_file():
         raise SystemExit("TOLLGATE_BIN is not set to a gateway binary (run `make callgrind`)")
-    for tool in ("valgrind", "callgrind_control", TOOLS["nginx"]):
-        if not shutil.which(tool):
-            raise SystemExit(f"{tool} not found (apt-get install valgrind nginx-light)")
-    busy = [f"{k}={p}" for k, p in PORTS.items() if not port_free(p)]
-    if busy:
-        raise SystemExit(f"ports in use: {', '.join(busy)}; set CALLGRIND_PORT_BASE to a free range")
-    if len(os.sched_getaffinity(0)) > 1 and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {int(S["client_cpu"])})
-    WORK.mkdir(parents=True, exist_ok=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    valgrind.preflight("callgrind", ["valgrind", "callgrind_control", TOOLS["nginx"]])
     started = dt.datetime.now(dt.timezone.utc)
-    rev = os.environ.get("CALLGRIND_BUILT_FROM", "").strip()
-    sha, short = git("rev-parse", rev or "HEAD") or "unknown", git("rev-parse", "--short", rev or "HEAD") or "unknown"
-    # Dirty = uncommitted changes to what the binary is built from.
-    dirty = not rev and bool(git("status", "--porcelain", "--untracked-files=no", "--", "crates", "Cargo.toml", "Cargo.lock"))
-    profile = Path(binary).resolve().parent.name
-    profile = profile if profile in ("release", "callgrind", "debug") else "unknown (binary outside the target directory)"
+    doc = valgrind.doc_head("callgrind", binary, started, N, WARMUP)
     bodies = {"call": make_body(S["body_bytes"]), "list": LIST_BODY}
 
     procs = Procs()
-    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGTERM, valgrind.on_signal)
     runs = {}
     try:
         log(f"starting the stub and {len(arms)} arm(s) under callgrind (work dir {WORK})")
@@ -675,19 +621,9 @@ def main() -> int:
     chains = symbolize(binary, addrs)
     log(f"addr2line: {len(addrs)} instructions, {sum(1 for c in chains.values() if len(c) > 1)} inside inlined code "
         f"({time.monotonic() - t0:.1f} s)")
-    doc = {
-        "schema": 1,
-        "started": started.isoformat(timespec="seconds"),
-        "git": {"sha": sha, "short": short, "dirty": dirty},
-        "binary": {"path": str(Path(binary).resolve()).replace(str(Path.home()), "~", 1), "profile": profile,
-                   "line_tables": bool(chains)},
-        "valgrind": subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip(),
-        "host": {"cpu": cpu_info(), "kernel": os.uname().release},
-        "requests": N,
-        "warmup": WARMUP,
-        "arms": {},
-        "breakdown": {},
-    }
+    doc["binary"]["line_tables"] = bool(chains)
+    doc["arms"] = {}
+    doc["breakdown"] = {}
     for arm in arms:
         d = dumps[arm]
         a = ARM_BY_NAME[arm]
@@ -706,22 +642,7 @@ def main() -> int:
         log(f"{arm}: {d.total / N:,.0f} Ir/request")
     doc["gate"] = compare(doc)
     doc["elapsed_s"] = round(time.monotonic() - t_start, 1)
-    stem = f"callgrind-{started.strftime('%Y-%m-%d')}-{short}"
-    json_path = RESULTS / f"{stem}.json"
-    k = 2
-    while json_path.exists():
-        json_path = RESULTS / f"{stem}-{k}.json"
-        k += 1
-    doc["files"] = {"json": str(json_path.relative_to(ROOT)), "markdown": str(json_path.with_suffix(".md").relative_to(ROOT))}
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
-    md = markdown(doc)
-    json_path.with_suffix(".md").write_text(md)
-    print(md)
-    print(f"written: {doc['files']['json']} and {doc['files']['markdown']}")
-    if os.environ.get("BENCH_KEEP", "0") in ("", "0"):
-        shutil.rmtree(WORK, ignore_errors=True)
-    else:
-        log(f"kept {WORK}")
+    valgrind.write_results("callgrind", doc, markdown)
     if UPDATE:
         write_baseline(doc)
         return 0
@@ -738,11 +659,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e}); every process started was stopped")
-        sys.exit(130)
-    except (RuntimeError, OSError) as e:
-        log(f"error: {e}")
-        sys.exit(2)
+    valgrind.run(main)

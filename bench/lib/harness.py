@@ -313,12 +313,7 @@ def write_results(doc: dict, started: dt.datetime, short: str) -> None:
     doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     doc["elapsed_s"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
     doc["summary"] = report.summarize(doc)
-    stem = f"{started.strftime('%Y-%m-%d')}-{short}"
-    json_path = RESULTS / f"{stem}.json"
-    n = 2
-    while json_path.exists():
-        json_path = RESULTS / f"{stem}-{n}.json"
-        n += 1
+    json_path = report.free_path(RESULTS, f"{started.strftime('%Y-%m-%d')}-{short}")
     md_path = json_path.with_suffix(".md")
     doc["files"] = {"json": shown(json_path), "markdown": shown(md_path)}
     json_path.write_text(json.dumps(doc, indent=1) + "\n")

@@ -50,6 +50,17 @@ def summarize(doc: dict) -> dict:
     return out
 
 
+def free_path(results: Path, stem: str) -> Path:
+    """results/<stem>.json, or <stem>-2.json, -3, ... when taken: a second
+    run of the same commit on the same day keeps the first one's files."""
+    path = results / f"{stem}.json"
+    n = 2
+    while path.exists():
+        path = results / f"{stem}-{n}.json"
+        n += 1
+    return path
+
+
 def markdown(doc: dict) -> str:
     """The .md of a result whose doc["summary"] is set."""
     L = []
