@@ -2,7 +2,8 @@
 //! `@modelcontextprotocol/server-everything`, its lists name what the
 //! member's own route lists, in the member's order, and its `initialize`
 //! and `server/discover` announce the member's list changes and resource
-//! subscriptions.
+//! subscriptions, and the TypeScript SDK client reads the same answers and
+//! errors through it (each error prefixed once, as on the member route).
 
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::Exchange;
@@ -114,10 +115,18 @@ async fn an_empty_prefix_one_member_virtual_server_lists_and_announces_what_its_
         .message();
     assert_eq!(announced(&discovered["result"]["capabilities"]), want, "{discovered:#}");
 
-    // The TypeScript SDK client sees the same capabilities and tools on both.
-    let plan = json!({"answer": {"sampling": "ok", "elicitation": {}}});
+    // The TypeScript SDK client sees the same capabilities, tools, answers
+    // and errors on both: an unknown tool, arguments the tool refuses.
+    let calls = json!([
+        {"name": "echo", "arguments": {"message": "hi"}},
+        {"name": "no_such_tool", "arguments": {}},
+        {"name": "echo", "arguments": {}},
+        {"name": "get-sum", "arguments": {"a": "one", "b": 2}},
+    ]);
+    let plan = json!({"answer": {"sampling": "ok", "elicitation": {}}, "calls": calls});
     let own = ts_plan_client(&gw.url("everything"), &plan, &[]).await;
     let exposed = ts_plan_client(&gw.url("one"), &plan, &[]).await;
     assert_eq!(announced(&exposed["capabilities"]), want, "{exposed:#}");
     assert_eq!(exposed["tools"], own["tools"], "{exposed:#}\n{own:#}");
+    assert_eq!(exposed["calls"], own["calls"], "{exposed:#}\n{own:#}");
 }
