@@ -89,7 +89,7 @@ pub struct Standing {
 
 /// A call refused because a budget is spent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exhausted {
+pub struct BudgetRejection {
     /// The budget's id.
     pub budget: Arc<str>,
     /// Until the period ends.
@@ -211,7 +211,11 @@ impl Budgets {
     /// # Errors
     ///
     /// The first spent budget.
-    pub(crate) async fn check(&self, store: Option<&Store>, who: &Spender<'_>) -> Result<Option<Standing>, Exhausted> {
+    pub(crate) async fn check(
+        &self,
+        store: Option<&Store>,
+        who: &Spender<'_>,
+    ) -> Result<Option<Standing>, BudgetRejection> {
         let now = Timestamp::now();
         let counts = self.counts(who, now);
         if counts.is_empty() {
@@ -337,9 +341,9 @@ async fn shared_spent(store: &Store, counts: &[Count<'_>]) -> Result<Vec<u64>, c
         .collect())
 }
 
-fn exhausted(c: &Count<'_>, now: Timestamp, store_unavailable: bool) -> Exhausted {
+fn exhausted(c: &Count<'_>, now: Timestamp, store_unavailable: bool) -> BudgetRejection {
     let secs = (c.end.as_second() - now.as_second()).max(1);
-    Exhausted {
+    BudgetRejection {
         budget: c.entry.id.clone(),
         resets_in: Duration::from_secs(u64::try_from(secs).unwrap_or(1)),
         resets_at: c.end.to_string(),

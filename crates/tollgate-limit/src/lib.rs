@@ -10,7 +10,7 @@
 //! `[limits.redis]`, in Redis for every replica (`store`), falling back per
 //! rule (`on_store_error`) while Redis cannot be reached. A call is refused
 //! by the first matching rule without room, with the time until it would
-//! have room. No HTTP here: the server maps a [`Refusal`] to 429.
+//! have room. No HTTP here: the server maps a [`RateRejection`] to 429.
 
 mod budget;
 mod key;
@@ -27,7 +27,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tollgate_config::{OnStoreError, RateRule};
 
 use self::budget::Budgets;
-pub use self::budget::{BudgetCount, Exhausted, Spender, Standing, counted_as, period_bounds};
+pub use self::budget::{BudgetCount, BudgetRejection, Spender, Standing, counted_as, period_bounds};
 pub use self::key::Identity;
 use self::key::{keys, matches};
 pub use self::prices::{Priced, Prices};
@@ -61,7 +61,7 @@ pub struct Call<'a> {
 
 /// A call a rule has no room for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct RateRejection {
     /// The rule's id.
     pub rule: Arc<str>,
     /// How long until the rule has room again.
@@ -178,7 +178,7 @@ impl Limiter {
     /// # Errors
     ///
     /// The first budget `who` has spent this period.
-    pub async fn check_budgets(&self, who: &Spender<'_>) -> Result<Option<Standing>, Exhausted> {
+    pub async fn check_budgets(&self, who: &Spender<'_>) -> Result<Option<Standing>, BudgetRejection> {
         if self.budgets.is_empty() {
             return Ok(None);
         }
@@ -213,8 +213,8 @@ impl Limiter {
     ///
     /// # Errors
     ///
-    /// The [`Refusal`] of the first matching rule without room.
-    pub async fn check(&self, call: &Call<'_>) -> Result<(), Refusal> {
+    /// The [`RateRejection`] of the first matching rule without room.
+    pub async fn check(&self, call: &Call<'_>) -> Result<(), RateRejection> {
         if self.rules.is_empty() {
             return Ok(());
         }
@@ -253,7 +253,7 @@ impl Limiter {
     }
 
     /// Count `call` against the counters of this process.
-    fn check_local(&self, call: &Call<'_>) -> Result<(), Refusal> {
+    fn check_local(&self, call: &Call<'_>) -> Result<(), RateRejection> {
         for rule in self.rules.iter().filter(|r| matches(&r.config, call)) {
             for key in keys(&rule.config, call).into_iter().flatten() {
                 rule.check_local(&key)?;
@@ -297,15 +297,15 @@ impl Rule {
         })
     }
 
-    fn check_local(&self, key: &String) -> Result<(), Refusal> {
+    fn check_local(&self, key: &String) -> Result<(), RateRejection> {
         self.counters
             .check_key(key)
             .map_err(|not_until| self.refuse(not_until.wait_time_from(DefaultClock::default().now()), false))
     }
 
-    fn refuse(&self, retry_after: Duration, store_unavailable: bool) -> Refusal {
+    fn refuse(&self, retry_after: Duration, store_unavailable: bool) -> RateRejection {
         self.refused.fetch_add(1, Ordering::Relaxed);
-        Refusal {
+        RateRejection {
             rule: self.id.clone(),
             retry_after,
             store_unavailable,
@@ -315,7 +315,7 @@ impl Rule {
 
 /// The decision while the store cannot be reached: each matched rule as
 /// its `on_store_error` says.
-fn degraded(matched: &[(&Rule, String)]) -> Result<(), Refusal> {
+fn degraded(matched: &[(&Rule, String)]) -> Result<(), RateRejection> {
     for (rule, key) in matched {
         match rule.config.on_store_error {
             OnStoreError::Allow => {}

@@ -65,7 +65,7 @@ pub(crate) fn rpc_code(kind: ErrorKind) -> i64 {
 
 /// The answer to one element of a refused legacy batch.
 #[derive(Debug, Clone)]
-pub(crate) struct ElementRefusal {
+pub(crate) struct ElementRejection {
     /// The element's position in the batch.
     pub(crate) index: usize,
     /// Its JSON-RPC id.
@@ -92,14 +92,14 @@ pub(crate) struct Rejection {
     /// Seconds for `Retry-After`, when the class is transient.
     pub(crate) retry_after: Option<u32>,
     /// A refused legacy batch: one answer per request element.
-    pub(crate) batch: Option<Box<[ElementRefusal]>>,
+    pub(crate) batch: Option<Box<[ElementRejection]>>,
 }
 
-impl ElementRefusal {
+impl ElementRejection {
     /// A request element of a refused batch that was refused for another
     /// element's sake.
-    pub(crate) fn not_forwarded(index: usize, id: Option<RequestId>) -> ElementRefusal {
-        ElementRefusal {
+    pub(crate) fn not_forwarded(index: usize, id: Option<RequestId>) -> ElementRejection {
+        ElementRejection {
             index,
             id,
             kind: ErrorKind::BatchNotForwarded,
@@ -142,7 +142,7 @@ impl Rejection {
     }
 
     /// A refused batch: `kind` for the request, per-element answers.
-    pub(crate) fn batch(kind: ErrorKind, elements: Vec<ElementRefusal>) -> Rejection {
+    pub(crate) fn batch(kind: ErrorKind, elements: Vec<ElementRejection>) -> Rejection {
         Rejection {
             batch: Some(elements.into_boxed_slice()),
             ..Rejection::new(kind, "")
@@ -197,7 +197,7 @@ pub(crate) fn reject(kind: ErrorKind, message: &'static str) -> Response {
 }
 
 /// One JSON-RPC error per refused element, as a JSON array.
-fn batch_body(elements: &[ElementRefusal]) -> Bytes {
+fn batch_body(elements: &[ElementRejection]) -> Bytes {
     let mut out = Vec::with_capacity(64 * elements.len() + 2);
     out.push(b'[');
     for (i, e) in elements.iter().enumerate() {
@@ -255,13 +255,13 @@ mod tests {
         let r = Rejection::batch(
             ErrorKind::PolicyDenied,
             vec![
-                ElementRefusal {
+                ElementRejection {
                     index: 0,
                     id: id("1"),
                     kind: ErrorKind::PolicyDenied,
                     message: "Unknown tool: x".into(),
                 },
-                ElementRefusal {
+                ElementRejection {
                     index: 2,
                     id: id("\"b\""),
                     kind: ErrorKind::BatchNotForwarded,

@@ -5,7 +5,7 @@ mod client;
 mod guard;
 
 pub(crate) use client::{Pooled, SendError};
-pub(crate) use guard::{Guard, Position, Refused};
+pub(crate) use guard::{Guard, GuardRejection, Position};
 
 use std::time::Duration;
 

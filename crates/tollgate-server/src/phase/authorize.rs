@@ -24,7 +24,7 @@ use tollgate_mcp::{McpError, Message, MessageKind};
 use tollgate_policy::{CallRequest, Decision, PolicyEngine};
 
 use crate::phase::authenticate::refusal;
-use crate::rescue::{ElementRefusal, Rejection};
+use crate::rescue::{ElementRejection, Rejection};
 use crate::route::Route;
 use crate::stage::{Authorized, Decisions, Gated, Stage, Stop};
 
@@ -181,13 +181,13 @@ fn batch_refusal(messages: &[Message], decisions: &[Option<Decision>]) -> Reject
         .enumerate()
         .filter(|(_, (m, _))| m.kind == MessageKind::Request)
         .map(|(index, (m, d))| match d {
-            Some(d) if !d.proceeds() => ElementRefusal {
+            Some(d) if !d.proceeds() => ElementRejection {
                 index,
                 id: m.id.clone(),
                 kind: ErrorKind::PolicyDenied,
                 message: denied(m, None).message.into(),
             },
-            _ => ElementRefusal::not_forwarded(index, m.id.clone()),
+            _ => ElementRejection::not_forwarded(index, m.id.clone()),
         })
         .collect();
     Rejection::batch(ErrorKind::PolicyDenied, answers)

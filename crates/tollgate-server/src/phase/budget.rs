@@ -14,10 +14,10 @@
 use http::HeaderValue;
 use serde_json::json;
 use tollgate_core::{BudgetNote, ErrorKind};
-use tollgate_limit::{Exhausted, Identity, Spender};
+use tollgate_limit::{BudgetRejection, Identity, Spender};
 use tollgate_mcp::MessageKind;
 
-use crate::rescue::{ElementRefusal, Rejection};
+use crate::rescue::{ElementRejection, Rejection};
 use crate::route::Route;
 use crate::stage::{Authorized, Budget};
 
@@ -63,7 +63,7 @@ pub(crate) fn header(budget: &Budget) -> Option<HeaderValue> {
     }
 }
 
-fn rejection(e: &Exhausted, messages: &[tollgate_mcp::Message]) -> Rejection {
+fn rejection(e: &BudgetRejection, messages: &[tollgate_mcp::Message]) -> Rejection {
     let secs = u32::try_from(e.resets_in.as_secs().max(1)).unwrap_or(u32::MAX);
     let message = if e.store_unavailable {
         format!("Budget store unavailable: {}", e.budget)
@@ -75,7 +75,7 @@ fn rejection(e: &Exhausted, messages: &[tollgate_mcp::Message]) -> Rejection {
             .iter()
             .enumerate()
             .filter(|(_, m)| m.kind == MessageKind::Request)
-            .map(|(i, m)| ElementRefusal {
+            .map(|(i, m)| ElementRejection {
                 index: i,
                 id: m.id.clone(),
                 kind: ErrorKind::BudgetExhausted,

@@ -27,7 +27,7 @@ use crate::rescue::Rejection;
 use crate::route::Route;
 use crate::stage::{Credentialed, Forwarded, Outbound, Stage, Stop};
 use crate::summary;
-use crate::upstream::{Refused, SendError};
+use crate::upstream::{GuardRejection, SendError};
 
 /// `traceparent` (W3C trace context).
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -128,14 +128,14 @@ async fn send(route: &Route, call: Credentialed, parts: Parts, body: Body) -> Re
 }
 
 /// The refusal of a call the upstream's guard did not let through.
-fn guarded(refused: Refused) -> Rejection {
+fn guarded(refused: GuardRejection) -> Rejection {
     match refused {
-        Refused::Full => {
+        GuardRejection::Full => {
             let mut r = Rejection::new(ErrorKind::Overloaded, "Upstream busy: at its concurrency limit");
             r.retry_after = Some(1);
             r
         }
-        Refused::Open(left) => {
+        GuardRejection::Open(left) => {
             let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
             let secs = u32::try_from(secs.max(1)).unwrap_or(u32::MAX);
             let mut r = Rejection::new(ErrorKind::CircuitOpen, "Upstream unavailable: circuit open");

@@ -28,7 +28,7 @@ use tollgate_policy::ToolAnnotations;
 
 use crate::catalog::{Judged, annotations_of};
 use crate::facts::GateFact;
-use crate::rescue::{ElementRefusal, Rejection};
+use crate::rescue::{ElementRejection, Rejection};
 use crate::route::Route;
 use crate::stage::{Gated, Identified, Stage, Stop};
 
@@ -234,14 +234,14 @@ fn refusal(
         .map(|(index, (m, f))| match f {
             Some(f) if !f.proceeds() => {
                 let r = refused(target(index), Some(f), None);
-                ElementRefusal {
+                ElementRejection {
                     index,
                     id: m.id.clone(),
                     kind: r.kind,
                     message: r.message,
                 }
             }
-            _ => ElementRefusal::not_forwarded(index, m.id.clone()),
+            _ => ElementRejection::not_forwarded(index, m.id.clone()),
         })
         .collect();
     Some(Rejection::batch(ErrorKind::NotApproved, answers))

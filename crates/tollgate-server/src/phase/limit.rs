@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tollgate_core::ErrorKind;
-use tollgate_limit::{Call, Identity, Refusal};
+use tollgate_limit::{Call, Identity, RateRejection};
 use tollgate_mcp::MessageKind;
 
 use crate::phase::budget::budget;
-use crate::rescue::{ElementRefusal, Rejection};
+use crate::rescue::{ElementRejection, Rejection};
 use crate::route::Route;
 use crate::stage::{Authorized, Limited, Stage, Stop};
 
@@ -86,12 +86,12 @@ async fn count(route: &Route, authorized: &Authorized) -> Result<(), (Arc<str>, 
 }
 
 /// Whole seconds until there is room, at least 1.
-fn seconds(refusal: &Refusal) -> u32 {
+fn seconds(refusal: &RateRejection) -> u32 {
     let secs = refusal.retry_after.as_secs() + u64::from(refusal.retry_after.subsec_nanos() > 0);
     u32::try_from(secs.max(1)).unwrap_or(u32::MAX)
 }
 
-fn rejection(refusal: &Refusal) -> Rejection {
+fn rejection(refusal: &RateRejection) -> Rejection {
     let secs = seconds(refusal);
     let message = if refusal.store_unavailable {
         format!("Rate limit store unavailable: {}", refusal.rule)
@@ -105,21 +105,21 @@ fn rejection(refusal: &Refusal) -> Rejection {
 }
 
 /// A legacy batch with element `refused` over its limit.
-fn batch(messages: &[tollgate_mcp::Message], refused: usize, refusal: &Refusal) -> Rejection {
+fn batch(messages: &[tollgate_mcp::Message], refused: usize, refusal: &RateRejection) -> Rejection {
     let elements = messages
         .iter()
         .enumerate()
         .filter(|(_, m)| m.kind == MessageKind::Request)
         .map(|(i, m)| {
             if i == refused {
-                ElementRefusal {
+                ElementRejection {
                     index: i,
                     id: m.id.clone(),
                     kind: ErrorKind::RateLimited,
                     message: format!("Rate limit exceeded: {}", refusal.rule).into(),
                 }
             } else {
-                ElementRefusal::not_forwarded(i, m.id.clone())
+                ElementRejection::not_forwarded(i, m.id.clone())
             }
         })
         .collect();

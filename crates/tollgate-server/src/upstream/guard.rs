@@ -20,7 +20,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Why a call was not let through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub(crate) enum GuardRejection {
     /// Every permit of the concurrency cap is taken.
     Full,
     /// The breaker is open for this much longer.
@@ -104,10 +104,10 @@ impl Guard {
     }
 
     /// Let a call through, or say why not.
-    pub(crate) fn admit(&self) -> Result<Admitted, Refused> {
+    pub(crate) fn admit(&self) -> Result<Admitted, GuardRejection> {
         let probe = match &self.breaker {
             Some(b) => {
-                let mut state = b.lock().map_err(|_| Refused::Full)?;
+                let mut state = b.lock().map_err(|_| GuardRejection::Full)?;
                 self.pass(&mut state)?
             }
             None => false,
@@ -115,7 +115,7 @@ impl Guard {
         let permit = match &self.cap {
             Some(cap) => Some(Arc::clone(cap).try_acquire_owned().map_err(|_| {
                 self.shed.fetch_add(1, Ordering::Relaxed);
-                Refused::Full
+                GuardRejection::Full
             })?),
             None => None,
         };
@@ -123,16 +123,16 @@ impl Guard {
     }
 
     /// Whether the breaker lets a call through; `Ok(true)` for a probe.
-    fn pass(&self, s: &mut State) -> Result<bool, Refused> {
+    fn pass(&self, s: &mut State) -> Result<bool, GuardRejection> {
         let now = Instant::now();
         let waited = now.duration_since(s.since);
         match s.position {
             Position::Closed => Ok(false),
-            Position::Open if waited < self.config.open_for => Err(Refused::Open(self.config.open_for - waited)),
+            Position::Open if waited < self.config.open_for => Err(GuardRejection::Open(self.config.open_for - waited)),
             // A probe that never reported (its caller went away) frees its
             // place after `open_for`.
             Position::HalfOpen if s.probes >= self.config.half_open_probes && waited < self.config.open_for => {
-                Err(Refused::Open(self.config.open_for - waited))
+                Err(GuardRejection::Open(self.config.open_for - waited))
             }
             Position::Open | Position::HalfOpen => {
                 if s.position == Position::Open || waited >= self.config.open_for {
@@ -239,7 +239,7 @@ mod tests {
         let g = guard(2);
         let a = g.admit().unwrap();
         let b = g.admit().unwrap();
-        assert_eq!(g.admit().unwrap_err(), Refused::Full);
+        assert_eq!(g.admit().unwrap_err(), GuardRejection::Full);
         assert_eq!(g.in_flight(), (2, 2));
         g.record(a, true);
         let c = g.admit().unwrap();
@@ -255,14 +255,14 @@ mod tests {
             let a = g.admit().unwrap();
             g.record(a, false);
         }
-        assert!(matches!(g.admit(), Err(Refused::Open(_))));
+        assert!(matches!(g.admit(), Err(GuardRejection::Open(_))));
         assert_eq!(g.position(), Some(Position::Open));
         std::thread::sleep(Duration::from_millis(60));
         let probe = g.admit().unwrap();
-        assert!(matches!(g.admit(), Err(Refused::Open(_))), "one probe at a time");
+        assert!(matches!(g.admit(), Err(GuardRejection::Open(_))), "one probe at a time");
         g.record(probe, false);
         assert!(
-            matches!(g.admit(), Err(Refused::Open(_))),
+            matches!(g.admit(), Err(GuardRejection::Open(_))),
             "a failed probe opens it again"
         );
         std::thread::sleep(Duration::from_millis(60));

@@ -35,12 +35,12 @@ pub(crate) struct Routed;
 
 /// Marks a response that is the virtual server's refusal.
 #[derive(Debug, Clone, Copy)]
-struct Refused(ErrorKind);
+struct Rejected(ErrorKind);
 
 /// A refusal by the virtual server, rendered and marked for its summary.
 pub(crate) fn refuse(r: &Rejection) -> Response {
     let mut res = render(r);
-    res.extensions_mut().insert(Refused(r.kind));
+    res.extensions_mut().insert(Rejected(r.kind));
     res
 }
 
@@ -79,7 +79,7 @@ pub(crate) fn own(v: &VirtualRoute, asked: &Asked<'_>, res: Response) -> Respons
         return res;
     }
     let bytes = res.body().size_hint().exact().unwrap_or(0);
-    let error = res.extensions().get::<Refused>().map(|r| r.0);
+    let error = res.extensions().get::<Rejected>().map(|r| r.0);
     let mut summary = CallSummary::new(
         asked.arrival.request_id.clone(),
         v.name.clone(),
