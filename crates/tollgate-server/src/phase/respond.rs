@@ -40,8 +40,15 @@ pub(crate) async fn respond(route: &Arc<Route>, forwarded: Forwarded, res: Respo
     } else {
         (forwarded, (res, None))
     };
-    let sealed = seal(route, &forwarded, res);
-    let (forwarded, mut res) = forwarded.check(sealed)?;
+    let mut res = match seal(route, &forwarded, res) {
+        Ok(res) => res,
+        Err(rejection) => {
+            // The list was filtered: the record still says what was hidden.
+            let mut stop = forwarded.stop(rejection);
+            stop.facts.hidden = hidden;
+            return Err(stop);
+        }
+    };
     if let Some(remaining) = budget::header(&forwarded.budget) {
         res.headers_mut().insert(budget::REMAINING, remaining);
     }
