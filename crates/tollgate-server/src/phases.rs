@@ -6,12 +6,12 @@
 //! ```
 //!
 //! `admit` and `route` run in the front service (`front`) for every
-//! request; the rest runs here for requests on an MCP route. Each
-//! phase takes the typed stage the one before it returned (`stage`) and
-//! returns the next stage or a [`Stop`]: no phase runs on facts it was not
-//! given. Every stop, whichever phase it comes from, leaves through
-//! [`refuse`] and the one error map; every answer, refused or not, becomes
-//! one call summary for the route's observers when its body ends. Legacy session
+//! request; the rest runs here for requests on an MCP route. Each phase
+//! takes the typed stage the one before it returned (`stage`) and returns
+//! the next stage or a [`Stop`]: no phase runs on facts it was not given.
+//! Every stop, whichever phase it comes from, leaves through [`refuse`] and
+//! the one error map; every answer, refused or not, becomes one call
+//! summary for the route's observers when its body ends. Legacy session
 //! requests (GET streams, DELETEs, POSTs in a session) take the same path
 //! as 2026-07-28 POSTs. Cross-cutting work — the request id and span, the
 //! body limit, load shedding, request metrics — is done by the layers
