@@ -53,7 +53,10 @@ impl Front {
         }
         if let Some(v) = self.virtuals.get(path) {
             tracing::Span::current().record("route", display(&v.name));
-            return crate::vserver::call(v, req).await;
+            // Boxed: a virtual server's future holds a member route's whole
+            // request path besides its own work; unboxed, every route's
+            // request future would be that large, and be copied as such.
+            return Box::pin(crate::vserver::call(v, req)).await;
         }
         if let Some(doc) = self.metadata.get(path)
             && req.method() == http::Method::GET
