@@ -23,7 +23,6 @@ use tollgate_telemetry::{ClientSpan, RequestSpans, ServerSpan};
 
 use tollgate_catalog::Outcome;
 use tollgate_core::{BudgetNote, Via};
-use tollgate_mcp::Scanned;
 use tollgate_policy::ToolAnnotations;
 
 /// The request id header (set by the request-id layer).
@@ -33,23 +32,6 @@ pub(crate) const REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x
 /// extension the listener sets).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub std::net::SocketAddr);
-
-/// A call a virtual server routed to one of its members: already
-/// authenticated for the virtual server (a request extension only the
-/// gateway sets).
-#[derive(Debug, Clone)]
-pub(crate) struct Delegated {
-    /// The caller.
-    pub(crate) principal: Option<Arc<Principal>>,
-    /// The virtual server and the exposed name.
-    pub(crate) via: Arc<Via>,
-    /// The message as the virtual server scanned it, renamed as the body
-    /// was: the member route takes it instead of scanning again.
-    pub(crate) scanned: Option<Scanned>,
-    /// When the virtual server received the request (none for the GET
-    /// streams it opens itself).
-    pub(crate) arrived: Option<Arrived>,
-}
 
 /// What the catalog gate established about one message's definition.
 #[derive(Debug, Clone, Default)]
@@ -93,8 +75,8 @@ pub(crate) struct Arrival {
 }
 
 /// When, and under which request id, a request arrived. A virtual server
-/// hands its own to the member route it routes the request to, so both
-/// name the same request and time it from the same moment.
+/// hands its own to the member requests it makes for a call, so that
+/// they name the same request and time it from the same moment.
 #[derive(Debug, Clone)]
 pub(crate) struct Arrived {
     /// `x-request-id` (set by the request-id layer).
@@ -106,31 +88,38 @@ pub(crate) struct Arrived {
 }
 
 impl Arrival {
-    /// The arrival facts of a request.
+    /// The arrival facts of a request that has just come in.
     pub(crate) fn of(parts: &Parts) -> Arrival {
-        let delegated = parts.extensions.get::<Delegated>();
-        let arrived = match delegated.and_then(|d| d.arrived.clone()) {
-            Some(arrived) => arrived,
-            None => Arrived {
-                request_id: Arc::from(
-                    parts
-                        .headers
-                        .get(&REQUEST_ID)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default(),
-                ),
-                received: SystemTime::now(),
-                start: Instant::now(),
-            },
+        let request_id = parts
+            .headers
+            .get(&REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let arrived = Arrived {
+            request_id: Arc::from(request_id),
+            received: SystemTime::now(),
+            start: Instant::now(),
         };
+        Arrival::resumed(arrived, parts, None)
+    }
+
+    /// The arrival facts of `parts`, a request a virtual server makes
+    /// through `via` for a call that arrived as `arrived`.
+    pub(crate) fn resumed(arrived: Arrived, parts: &Parts, via: Option<Arc<Via>>) -> Arrival {
         Arrival {
             request_id: arrived.request_id,
             received: arrived.received,
             start: arrived.start,
             client_ip: parts.extensions.get::<ClientAddr>().map(|a| a.0.ip()),
             declared: content_length(parts),
-            via: delegated.map(|d| d.via.clone()),
+            via,
         }
+    }
+
+    /// The request came through the virtual server `via`.
+    #[must_use]
+    pub(crate) fn through(self, via: Arc<Via>) -> Arrival {
+        Arrival { via: Some(via), ..self }
     }
 
     /// When and as what it arrived.

@@ -15,7 +15,7 @@ use pin_project_lite::pin_project;
 use crate::facts::Facts;
 use crate::rescue::Rejection;
 use crate::route::Route;
-use crate::summary::{self, Sent};
+use crate::summary::{self, Ledger, Sent};
 
 /// What finishes a call when its response body ends.
 pub(crate) struct Completion {
@@ -82,7 +82,8 @@ impl Completion {
         self.sent.complete &= ended;
         let sent = std::mem::take(&mut self.sent);
         crate::learn::from_answer(&self.route, &facts, &sent);
-        summary::finish(&self.route, facts, self.rejection.as_ref(), &sent);
+        let payload = summary::payload(&self.route, &facts, &sent);
+        summary::finish(&Ledger::of(&self.route), facts, self.rejection.as_ref(), &sent, payload);
     }
 }
 

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::response::Response;
 use http::Request;
+use http::request::Parts;
 
 use crate::facts::Arrival;
 use crate::phase::authenticate::authenticate;
@@ -35,31 +36,68 @@ use crate::phase::limit::limit;
 use crate::phase::respond::{refuse, respond};
 use crate::phase::tasks;
 use crate::route::Route;
-use crate::stage::{Admitted, Stop};
-use crate::task_handle;
+use crate::stage::{Admitted, Authenticated, Identified, Stop};
+use crate::task_handle::{self, TaskSeal};
 
 /// Serve one request on an MCP route.
 pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
-    match pipeline(route, req).await {
-        Ok(res) => res,
-        Err(stop) => refuse(route, stop),
-    }
+    let (parts, body) = req.into_parts();
+    let admitted = Admitted::new(Arrival::of(&parts));
+    let outcome = async {
+        let authenticated = authenticate(&**route, admitted, &parts).await?;
+        identified(route, authenticated, parts, body).await
+    };
+    outcome.await.unwrap_or_else(|stop| refuse(route, stop))
 }
 
-/// The phases in order: each takes the stage the one before returned, or
-/// the call stops with what is known so far.
-async fn pipeline(route: &Arc<Route>, req: Request<Body>) -> Result<Response, Stop> {
-    let (mut parts, body) = req.into_parts();
-    let admitted = Admitted::new(Arrival::of(&parts));
+/// Serve a request a virtual server makes to its member `route` for a
+/// caller it authenticated (`initialize`, notifications, a client's
+/// answer, GET streams and session ends, fanned out to its members).
+pub(crate) async fn call_as(route: &Arc<Route>, authenticated: Authenticated, req: Request<Body>) -> Response {
+    let (parts, body) = req.into_parts();
+    identified(route, authenticated, parts, body)
+        .await
+        .unwrap_or_else(|stop| refuse(route, stop))
+}
+
+/// Serve a call a virtual server identified and resolved to its member
+/// `route`: from the catalog gate on, under the member's own gate,
+/// policies, limits, credential, audit and metrics. Task handles are the
+/// virtual server's, not the member route's.
+pub(crate) async fn call_resolved(route: &Arc<Route>, identified: Identified, parts: Parts, body: Body) -> Response {
+    governed(route, identified, parts, body, None)
+        .await
+        .unwrap_or_else(|stop| refuse(route, stop))
+}
+
+/// From identify on, for an authenticated caller.
+async fn identified(
+    route: &Arc<Route>,
+    authenticated: Authenticated,
+    mut parts: Parts,
+    body: Body,
+) -> Result<Response, Stop> {
     let request = classify(&parts);
-    let authenticated = authenticate(route, admitted, &parts).await?;
-    let (identified, body) = identify(route, &request, authenticated, &parts, body).await?;
+    let (identified, body) = identify(&**route, &request, authenticated, &parts, body).await?;
     let (identified, body) = tasks::open(route, identified, &mut parts, body)?;
+    let sealing = tasks::sealing(route, &identified);
+    governed(route, identified, parts, body, sealing).await
+}
+
+/// The phases that govern an identified call, in order: each takes the
+/// stage the one before returned, or the call stops with what is known so
+/// far. `sealing` seals the task ids of the answer for the caller.
+async fn governed(
+    route: &Arc<Route>,
+    identified: Identified,
+    parts: Parts,
+    body: Body,
+    sealing: Option<TaskSeal>,
+) -> Result<Response, Stop> {
     let gated = gate(route, identified, &parts.headers)?;
     let authorized = authorize(route, gated)?;
     let limited = limit(route, authorized).await?;
     let credentialed = credential(route, limited, &parts).await?;
-    let sealing = tasks::sealing(route, &credentialed);
     let (forwarded, res) = forward(route, credentialed, parts, body).await?;
     let res = match sealing {
         Some(seal) => task_handle::seal_answer(seal, res).await,

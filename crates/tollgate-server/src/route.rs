@@ -1,7 +1,10 @@
 //! A route, `/mcp/{name}`: one upstream MCP server with its settings, and
 //! the state every route shares ([`Shared`]).
 //!
-//! Built once from configuration at start; read by every phase.
+//! Built once from configuration at start; read by every phase. The
+//! phases that run before a call is resolved to a route — authenticate and
+//! identify — read the addressed [`Endpoint`]: a route, or a virtual
+//! server.
 
 use std::sync::Arc;
 
@@ -222,7 +225,7 @@ impl Route {
     }
 
     /// Whether the route captures this call's arguments or results.
-    pub(crate) fn captures(&self, call: &Call) -> bool {
+    pub(crate) fn captures_call(&self, call: &Call) -> bool {
         let capture = &self.audit.route().capture;
         let single_call = matches!(
             call.messages.as_slice(),
@@ -273,4 +276,60 @@ struct ReplyResult<'a> {
     supported_versions: Option<Vec<&'a str>>,
     #[serde(borrow, default, rename = "protocolVersion")]
     protocol_version: Option<&'a str>,
+}
+
+/// What authenticate and identify read of the endpoint a request
+/// addressed, before the call is resolved to a route: a route, or a
+/// virtual server (which resolves it to one of its members).
+pub(crate) trait Endpoint {
+    /// Its name, served at `/mcp/{name}`.
+    fn name(&self) -> &Arc<str>;
+    /// What every route shares.
+    fn shared(&self) -> &Shared;
+    /// Who may call it, when callers must authenticate.
+    fn resource(&self) -> Option<&ProtectedResource>;
+    /// Whether 2026-07-28 calls are identified from their headers alone.
+    fn trusts_headers(&self) -> bool;
+    /// Whether legacy clients are served.
+    fn serves_legacy(&self) -> bool;
+    /// The protocol versions served.
+    fn versions(&self) -> Versions;
+    /// An unsupported-version error naming the versions served.
+    fn version_refusal(&self, e: McpError) -> McpError;
+    /// Whether the call's arguments are captured for the audit trail.
+    fn captures(&self, call: &Call) -> bool;
+}
+
+impl Endpoint for Route {
+    fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn resource(&self) -> Option<&ProtectedResource> {
+        self.resource.as_ref()
+    }
+
+    fn trusts_headers(&self) -> bool {
+        Route::trusts_headers(self)
+    }
+
+    fn serves_legacy(&self) -> bool {
+        self.legacy()
+    }
+
+    fn versions(&self) -> Versions {
+        self.served_versions()
+    }
+
+    fn version_refusal(&self, e: McpError) -> McpError {
+        self.version_error(e)
+    }
+
+    fn captures(&self, call: &Call) -> bool {
+        self.captures_call(call)
+    }
 }

@@ -86,6 +86,16 @@ pub(crate) struct Authenticated {
     pub(crate) facts: Box<Facts>,
 }
 
+impl Authenticated {
+    /// A caller another endpoint authenticated: a virtual server, for the
+    /// requests it makes to its members on the caller's behalf.
+    pub(crate) fn on_behalf(arrival: Arrival, principal: Option<Arc<tollgate_core::Principal>>) -> Authenticated {
+        let mut facts = Facts::arrived(arrival);
+        facts.principal = principal;
+        Authenticated { facts }
+    }
+}
+
 /// The call is identified: its era, version and messages, and its server
 /// span started.
 #[derive(Debug)]

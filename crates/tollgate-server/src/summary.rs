@@ -10,9 +10,11 @@ use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use tollgate_core::{
-    Answer, BudgetNote, CallElement, CallSummary, CatalogVerdict, McpMethod, Payload, PolicyVerdict, Stage,
+    Answer, BudgetNote, CallElement, CallObserver, CallSummary, CatalogVerdict, McpMethod, Payload, PolicyVerdict,
+    Stage,
 };
 use tollgate_mcp::{Call, Message};
+use tollgate_meter::TokenEstimator;
 use tollgate_policy::Decision;
 use tollgate_telemetry::ServerSpan;
 
@@ -48,6 +50,28 @@ impl Sent {
             [] => Bytes::new(),
             [one] => one.clone(),
             many => Bytes::from(many.concat()),
+        }
+    }
+}
+
+/// Whom a summary is for: the endpoint that answered — a route, or a
+/// virtual server answering itself — and its observers.
+pub(crate) struct Ledger<'a> {
+    /// The endpoint's name, the summary's `route`.
+    pub(crate) name: &'a Arc<str>,
+    /// Who reads the summary.
+    pub(crate) observers: &'a [Arc<dyn CallObserver>],
+    /// How the answer's tokens are estimated.
+    pub(crate) estimator: &'a TokenEstimator,
+}
+
+impl<'a> Ledger<'a> {
+    /// A route's ledger.
+    pub(crate) fn of(route: &'a Route) -> Ledger<'a> {
+        Ledger {
+            name: &route.name,
+            observers: &route.observers,
+            estimator: &route.shared.estimator,
         }
     }
 }
@@ -101,16 +125,23 @@ pub(crate) fn intent(route: &Route, call: &Credentialed) -> CallSummary {
         },
         budget: call.budget.note(),
     };
-    let mut summary = base(route, &view, Stage::Forwarding);
+    let mut summary = base(&route.name, &view, Stage::Forwarding);
     summary.forwarded = true;
     summary
 }
 
-/// Fold the facts of a finished request into its summary, end its spans
-/// and hand the summary to the route's observers.
-pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Rejection>, sent: &Sent) {
+/// Fold the facts of a finished request into its summary (with the
+/// captured `payload`), end its spans and hand the summary to the
+/// ledger's observers.
+pub(crate) fn finish(
+    ledger: &Ledger<'_>,
+    mut facts: Box<Facts>,
+    rejection: Option<&Rejection>,
+    sent: &Sent,
+    payload: Option<Payload>,
+) {
     let errors = answer_errors(rejection, sent);
-    let mut summary = base(route, &View::of(&facts), Stage::Complete);
+    let mut summary = base(ledger.name, &View::of(&facts), Stage::Complete);
     for (i, e) in summary.elements.iter_mut().enumerate() {
         e.rpc_error = match rejection {
             Some(r) => r.code_of(i),
@@ -129,30 +160,30 @@ pub(crate) fn finish(route: &Route, mut facts: Box<Facts>, rejection: Option<&Re
             .or(sent.cut.then_some(tollgate_core::ErrorKind::UpstreamUnavailable)),
         rpc_error: rejection.map(|r| crate::rescue::rpc_code(r.kind)),
         bytes_out: sent.bytes,
-        tokens: route.shared.estimator.estimate(sent.bytes),
+        tokens: ledger.estimator.estimate(sent.bytes),
         ttfb: facts.forwarded.as_ref().and_then(|f| f.ttfb),
         duration: facts.arrival.start.elapsed(),
         aborted: sent.aborted,
     };
     summary.hidden = facts.hidden;
-    summary.payload = payload(route, &facts, sent);
+    summary.payload = payload;
     if let Some(spans) = facts.take_spans() {
         spans.finish(&summary);
     }
-    for observer in &route.observers {
+    for observer in ledger.observers {
         observer.observe(&summary);
     }
 }
 
 /// The summary skeleton: who, what, and how it was decided.
-fn base(route: &Route, view: &View<'_>, stage: Stage) -> CallSummary {
+fn base(name: &Arc<str>, view: &View<'_>, stage: Stage) -> CallSummary {
     let facts = view.facts;
     let call = view.call.map(|(c, _)| c);
     CallSummary {
         stage,
         request_id: facts.arrival.request_id.clone(),
         received: facts.arrival.received,
-        route: route.name.clone(),
+        route: name.clone(),
         client_ip: facts.arrival.client_ip,
         principal: facts.principal.clone(),
         era: call.map(|c| c.era),
@@ -263,7 +294,7 @@ fn answer_errors(rejection: Option<&Rejection>, sent: &Sent) -> Vec<(Option<Stri
 }
 
 /// The captured payloads, when the route captures them.
-fn payload(route: &Route, facts: &Facts, sent: &Sent) -> Option<Payload> {
+pub(crate) fn payload(route: &Route, facts: &Facts, sent: &Sent) -> Option<Payload> {
     let request = facts.body.captured.clone()?;
     let response = route.captures_results().then(|| sent.tee_bytes());
     Some(Payload {

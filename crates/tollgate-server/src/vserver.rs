@@ -1,17 +1,20 @@
 //! Virtual servers: one MCP endpoint, `/mcp/{name}`, composed of the
 //! governed tools, prompts and resources of several member servers.
 //!
-//! Where it sits: the front routes a request for a virtual server here
-//! instead of to a route's phases. The virtual server authenticates the
-//! caller for its own URL, reads the one JSON-RPC message (bounded), and
-//! either answers it itself — `server/discover`, `initialize`, `ping`, the
-//! lists (from the members' approved catalog entries, filtered per caller
-//! by the members' policies) and, in search mode, `find_tools` — or routes
-//! it to the member that owns the name (`exposed`), renamed to the
-//! member's own name (`delegate`), where it runs the member route's phases
-//! from `identify` on: the same gate, policies, credential, audit and
-//! metrics as a call on the member's own route. Legacy sessions hold one
-//! session per member inside the sealed session id (`session`).
+//! Where it sits: a virtual server is a routing decision on the one
+//! request path. The front hands it a request; it runs the same phases a
+//! route runs up to `identify` — authenticated once for its own URL, the
+//! body scanned and classified once against the versions its members
+//! serve — then `resolve`s the call: to the member that owns the name
+//! (`exposed`), renamed to the member's own name by a splice (`delegate`),
+//! where the member route's phases take it from the catalog gate on — the
+//! same gate, policies, limits, credential, audit and metrics as a call on
+//! the member's own route; or to an answer given here — `server/discover`,
+//! `initialize`, `ping`, the lists (the members' approved catalog
+//! entries, filtered per caller by the members' policies), `find_tools`
+//! in search mode — recorded by the same summary builder under the
+//! virtual server's name (`observe`). Legacy sessions hold one session per
+//! member inside the sealed session id (`session`).
 
 mod answer;
 mod delegate;
@@ -19,6 +22,7 @@ mod describe;
 mod exposed;
 mod observe;
 mod relay;
+mod resolve;
 mod session;
 mod tasks;
 
@@ -26,26 +30,25 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 use axum::body::Body;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
+use http::Request;
 use http::request::Parts;
-use http::{HeaderValue, Method, Request, StatusCode};
 use tollgate_auth::ProtectedResource;
 use tollgate_catalog::Kind;
 use tollgate_config::Expose;
-use tollgate_core::{CallObserver, Era, ErrorKind, Principal};
-use tollgate_mcp::{
-    CompletionRef, Message, MessageKind, RequestId, Scanned, StandardHeaders, Versions, classify_post, names_a_task,
-    scan,
-};
+use tollgate_core::{CallObserver, Era, ErrorKind, McpMethod, Principal, Via};
+use tollgate_mcp::{Call, McpError, Message, RequestId, Versions};
 
-use self::exposed::Exposed;
-use self::observe::Asked;
-use crate::facts::Arrival;
-pub(crate) use crate::facts::Delegated;
-use crate::phase::authenticate::authenticate_for;
+use self::exposed::{Exposed, Target};
+use self::resolve::Resolved;
+use crate::facts::{Arrival, Arrived};
+use crate::phase::authenticate::authenticate;
+use crate::phase::classify::classify;
+use crate::phase::identify::identify;
 use crate::rescue::Rejection;
-use crate::route::{Route, Shared};
+use crate::route::{Endpoint, Route, Shared};
+use crate::stage::{Admitted, Identified, Stage, Stop};
 
 pub use self::describe::rewritten;
 pub(crate) use tollgate_config::FIND_TOOLS;
@@ -77,8 +80,8 @@ pub(crate) struct VirtualRoute {
     pub(crate) resource: Option<ProtectedResource>,
     /// What every route shares.
     pub(crate) shared: Arc<Shared>,
-    /// The largest request body read.
-    pub(crate) max_body: usize,
+    /// How its calls are recorded: through it, under no exposed name.
+    pub(crate) via: Arc<Via>,
     /// The exposed catalog last built.
     exposed: ArcSwapOption<Exposed>,
     /// Who is told of the virtual server's own answers (`observe`).
@@ -93,18 +96,21 @@ impl VirtualRoute {
         catalog: tollgate_catalog::Mode,
         resource: Option<ProtectedResource>,
         shared: Arc<Shared>,
-        max_body: usize,
         observers: Vec<Arc<dyn CallObserver>>,
     ) -> VirtualRoute {
+        let name: Arc<str> = Arc::from(config.name.as_str());
         VirtualRoute {
-            name: Arc::from(config.name.as_str()),
+            via: Arc::new(Via {
+                virtual_server: name.clone(),
+                exposed_name: None,
+            }),
+            name,
             members,
             expose: config.expose,
             catalog,
             pinned: config.pinned.clone(),
             resource,
             shared,
-            max_body,
             exposed: ArcSwapOption::empty(),
             observers: observe::Observers(observers),
         }
@@ -119,6 +125,44 @@ impl VirtualRoute {
             .iter()
             .flat_map(|m| m.route.served_versions().iter())
             .fold(Versions::empty(), Versions::with)
+    }
+}
+
+/// Authenticate and identify read the virtual server as the endpoint: its
+/// own resource, and what its members serve. Its body is always scanned:
+/// the call is routed by the name in it.
+impl Endpoint for VirtualRoute {
+    fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn resource(&self) -> Option<&ProtectedResource> {
+        self.resource.as_ref()
+    }
+
+    fn trusts_headers(&self) -> bool {
+        false
+    }
+
+    fn serves_legacy(&self) -> bool {
+        self.members.iter().any(|m| m.route.legacy())
+    }
+
+    fn versions(&self) -> Versions {
+        VirtualRoute::versions(self)
+    }
+
+    fn version_refusal(&self, e: McpError) -> McpError {
+        e
+    }
+
+    /// A routed call is captured by its member route (`delegate`).
+    fn captures(&self, _: &Call) -> bool {
+        false
     }
 }
 
@@ -181,9 +225,9 @@ impl Health {
     }
 }
 
-/// The request as the virtual server read it.
+/// The call as the virtual server identified it: one JSON-RPC message.
 pub(crate) struct Incoming {
-    pub(crate) arrived: crate::facts::Arrived,
+    pub(crate) arrived: Arrived,
     pub(crate) parts: Parts,
     pub(crate) body: Bytes,
     pub(crate) message: Message,
@@ -191,175 +235,90 @@ pub(crate) struct Incoming {
     pub(crate) principal: Option<Arc<Principal>>,
 }
 
-/// Serve one request on a virtual server.
-pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response {
-    let (parts, body) = req.into_parts();
-    let arrival = Arrival::of(&parts);
-    let principal = match authenticate_for(v.resource.as_ref(), &v.shared, &parts).await {
-        Ok(p) => p,
-        Err(r) => return observe::own(v, &Asked::new(&arrival, None), observe::refuse(&r)),
-    };
-    let mut asked = Asked::new(&arrival, principal.as_ref());
-    let mut incoming;
-    let res = match parts.method {
-        Method::POST => match read(v, arrival.arrived(), parts, body, principal.clone()).await {
-            Ok(read) => {
-                incoming = read;
-                let res = post(v, &mut incoming).await.unwrap_or_else(|r| observe::refuse(&r));
-                asked.message = Some((&incoming.message, incoming.era));
-                asked.bytes_in = incoming.body.len() as u64;
-                res
-            }
-            Err(r) => observe::refuse(&r),
-        },
-        Method::DELETE => session::end(v, &parts, principal.as_ref())
-            .await
-            .map_or_else(|r| observe::refuse(&r), observe::routed),
-        Method::GET => relay::stream(v, &parts, principal.as_ref())
-            .await
-            .map_or_else(|r| not_allowed(&r), observe::routed),
-        _ => not_allowed(&relay::no_stream()),
-    };
-    observe::own(v, &asked, res)
-}
-
-/// A refusal, with `Allow` when it is about the method.
-fn not_allowed(rejection: &Rejection) -> Response {
-    let mut res = observe::refuse(rejection);
-    if res.status() == StatusCode::METHOD_NOT_ALLOWED {
-        res.headers_mut()
-            .insert(http::header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-    }
-    res
-}
-
-/// Read and scan the body: one JSON-RPC message, classified by the rules
-/// every route applies (`tollgate_mcp::classify_post`).
-async fn read(
-    v: &VirtualRoute,
-    arrived: crate::facts::Arrived,
-    parts: Parts,
-    body: Body,
-    principal: Option<Arc<Principal>>,
-) -> Result<Incoming, Rejection> {
-    let body = axum::body::to_bytes(body, v.max_body).await.map_err(|e| {
-        if crate::phase::identify::is_too_large(&e) {
-            Rejection::new(ErrorKind::BodyTooLarge, "Request body too large")
-        } else {
-            Rejection::new(ErrorKind::InvalidRequest, "Invalid Request: the body could not be read")
-        }
-    })?;
-    let scanned = scan(&body).map_err(Rejection::from)?;
-    // The same rules as on a route: the standard headers must agree with
-    // the body, and name a protocol version some member serves.
-    let standard = StandardHeaders::read(&parts.headers);
-    let call = classify_post(&standard, &scanned, v.versions()).map_err(Rejection::from)?;
-    let message = match scanned {
-        Scanned::Single(m) => m,
-        Scanned::Batch(_) => {
+impl Incoming {
+    /// The one message of an identified call (a batch is refused: each
+    /// message may belong to another member).
+    fn of(identified: &Identified, parts: Parts) -> Result<Incoming, Rejection> {
+        let [message] = identified.messages() else {
             return Err(Rejection::new(
                 ErrorKind::InvalidRequest,
                 "Invalid Request: a virtual server takes one message per request",
             ));
-        }
-    };
-    let era = call.era;
-    Ok(Incoming {
-        arrived,
-        parts,
-        body,
-        message,
-        era,
-        principal,
-    })
+        };
+        Ok(Incoming {
+            arrived: identified.facts.arrival.arrived(),
+            parts,
+            body: identified.facts.body.bytes.clone().unwrap_or_default(),
+            message: message.clone(),
+            era: identified.call.era,
+            principal: identified.principal().cloned(),
+        })
+    }
 }
 
-/// Answer or route one message (a routed one takes the request's head).
-async fn post(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response, Rejection> {
-    let id = incoming.message.id.clone();
+/// Serve one request on a virtual server.
+pub(crate) async fn call(v: &Arc<VirtualRoute>, req: Request<Body>) -> Response {
+    let (parts, body) = req.into_parts();
+    let admitted = Admitted::new(Arrival::of(&parts).through(v.via.clone()));
+    pipeline(v, admitted, parts, body)
+        .await
+        .unwrap_or_else(|stop| observe::refuse(v, stop))
+}
+
+/// The phases of a call on a virtual server: those of a route up to
+/// `identify`, then `resolve`.
+async fn pipeline(v: &Arc<VirtualRoute>, admitted: Admitted, parts: Parts, body: Body) -> Result<Response, Stop> {
+    let authenticated = authenticate(&**v, admitted, &parts).await?;
+    let request = classify(&parts);
+    let (identified, _) = identify(&**v, &request, authenticated, &parts, body).await?;
+    match identified.family {
+        McpMethod::StreamGet => {
+            let streams = relay::stream(v, &parts, identified.principal()).await;
+            let (identified, res) = identified.check(streams)?;
+            Ok(observe::answered(v, identified, Answered::Members(res)))
+        }
+        McpMethod::SessionDelete => {
+            let ended = session::end(v, &parts, identified.principal()).await;
+            let (identified, res) = identified.check(ended)?;
+            Ok(observe::answered(v, identified, Answered::Members(res)))
+        }
+        _ => post(v, identified, parts).await,
+    }
+}
+
+/// A POSTed message: resolved, then sent to its member or answered here.
+async fn post(v: &Arc<VirtualRoute>, identified: Identified, parts: Parts) -> Result<Response, Stop> {
+    let read = Incoming::of(&identified, parts);
+    let (identified, mut incoming) = identified.check(read)?;
     let exposed = exposed::current(v);
-    if incoming.era == Era::Legacy && incoming.message.method != "initialize" {
-        session::check(v, incoming)?;
-    }
-    let m = &incoming.message;
-    let name = m.name.clone().unwrap_or_default();
-    match (m.kind, m.method.as_str()) {
-        (MessageKind::Request, "initialize") => session::open(v, incoming, &exposed).await,
-        (MessageKind::Request, "ping") => Ok(answer::result(id.as_ref(), "{}")),
-        (MessageKind::Request, "server/discover") => Ok(answer::discover(v, &exposed, id.as_ref())),
-        (MessageKind::Request, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list") => {
-            answer::list(v, &exposed, incoming)
+    let resolved = resolve::resolve(v, &exposed, &incoming);
+    let (identified, resolved) = identified.check(resolved)?;
+    match resolved {
+        Resolved::Member(target, path) => delegate::forward(v, identified, &mut incoming, target, path).await,
+        Resolved::Task { member, own } => {
+            let name = incoming.message.name.clone().unwrap_or_default();
+            let target = Target {
+                member,
+                exposed: &name,
+                own: &own,
+            };
+            delegate::forward(v, identified, &mut incoming, target, Some(&["params", "taskId"])).await
         }
-        (MessageKind::Request, "tools/call") if v.expose == Expose::Search && name == FIND_TOOLS => {
-            Ok(answer::find_tools(v, &exposed, incoming))
+        Resolved::Here(here) => {
+            let answered = answer::here(v, &exposed, &incoming, here).await;
+            let (identified, answered) = identified.check(answered)?;
+            Ok(observe::answered(v, identified, answered))
         }
-        (MessageKind::Request, "tools/call") => routed(v, &exposed, incoming, Kind::Tool, &["params", "name"]).await,
-        (MessageKind::Request, "prompts/get") => routed(v, &exposed, incoming, Kind::Prompt, &["params", "name"]).await,
-        (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
-            let entry = exposed
-                .resource(&name)
-                .ok_or_else(|| unknown("resource", &name, id.clone()))?;
-            Ok(delegate::forward(v, incoming, entry.target(), None).await)
-        }
-        (MessageKind::Request, method) if names_a_task(method) && exposed.tasks => tasks::route(v, incoming).await,
-        (MessageKind::Request, "completion/complete") => complete(v, &exposed, incoming).await,
-        (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => {
-            session::set_level(v, incoming).await.map(observe::routed)
-        }
-        (MessageKind::Request, _) => Err(Rejection::new(ErrorKind::MethodNotFound, "Method not found").with_id(id)),
-        (MessageKind::Response, _) => relay::client_answer(v, incoming).await.map(observe::routed),
-        // A notification in a legacy session goes to every member session;
-        // a stateless one has no member session to reach.
-        (MessageKind::Notification, _) if incoming.era == Era::Legacy => {
-            session::notify(v, incoming).await.map(observe::routed)
-        }
-        (MessageKind::Notification, _) => Ok(StatusCode::ACCEPTED.into_response()),
     }
 }
 
-/// Route a tool call or prompt get by its exposed name.
-async fn routed(
-    v: &Arc<VirtualRoute>,
-    exposed: &Exposed,
-    incoming: &mut Incoming,
-    kind: Kind,
-    path: &[&str],
-) -> Result<Response, Rejection> {
-    let id = incoming.message.id.clone();
-    let name = incoming.message.name.clone().unwrap_or_default();
-    let entry = exposed
-        .get(kind, &name)
-        .ok_or_else(|| unknown(kind.as_str(), &name, id))?;
-    Ok(delegate::forward(v, incoming, entry.target(), Some(path)).await)
-}
-
-/// `completion/complete`: routed by its `ref` (a prompt by exposed name,
-/// a resource template by URI).
-async fn complete(v: &Arc<VirtualRoute>, exposed: &Exposed, incoming: &mut Incoming) -> Result<Response, Rejection> {
-    let id = incoming.message.id.clone();
-    let reference = tollgate_mcp::completion_ref(&incoming.body, 0).ok_or_else(|| {
-        Rejection::new(
-            ErrorKind::InvalidRequest,
-            "Invalid Request: completion/complete needs params.ref",
-        )
-        .with_id(id.clone())
-    })?;
-    let (entry, path): (_, Option<&[&str]>) = match reference {
-        CompletionRef::Prompt(name) => (
-            exposed
-                .get(Kind::Prompt, &name)
-                .ok_or_else(|| unknown("prompt", &name, id.clone()))?,
-            Some(&["params", "ref", "name"]),
-        ),
-        CompletionRef::Resource(uri) => (
-            exposed
-                .get(Kind::ResourceTemplate, &uri)
-                .or_else(|| exposed.resource(&uri))
-                .ok_or_else(|| unknown("resource", &uri, id.clone()))?,
-            None,
-        ),
-    };
-    Ok(delegate::forward(v, incoming, entry.target(), path).await)
+/// An answer given on a virtual server.
+pub(crate) enum Answered {
+    /// The virtual server's own answer, recorded under its name.
+    Own(Response),
+    /// The members' answers to the requests it made for the call (each
+    /// recorded by the member route it ran through).
+    Members(Response),
 }
 
 /// The refusal of a name no member exposes: like an unknown name.

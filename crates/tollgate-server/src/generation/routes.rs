@@ -106,7 +106,6 @@ fn virtual_routes(
             catalog_mode(config.catalog.mode),
             resource,
             cx.shared.clone(),
-            config.limits.max_body_bytes,
             observers,
         );
         out.insert(format!("/mcp/{}", v.name.as_str()).into_boxed_str(), Arc::new(route));

@@ -5,8 +5,9 @@
 //! scopes, or the caller gets 401/403 with a `WWW-Authenticate` challenge
 //! pointing at the route's RFC 9728 metadata. The verified principal comes
 //! from the authenticator's cache in the common case. On an open route the
-//! caller is anonymous (`None`). A call a virtual server routes to one
-//! of its members arrives authenticated for the virtual server.
+//! caller is anonymous (`None`). On a virtual server the caller is
+//! authenticated once, for the virtual server's URL, before the call is
+//! resolved to a member.
 
 use std::sync::Arc;
 
@@ -15,38 +16,37 @@ use http::request::Parts;
 use tollgate_auth::{AuthError, ProtectedResource};
 use tollgate_core::{Classify, ErrorKind, Principal};
 
-use crate::facts::Delegated;
 use crate::rescue::Rejection;
-use crate::route::{Route, Shared};
+use crate::route::{Endpoint, Shared};
 use crate::stage::{Admitted, Authenticated, Stage, Stop};
 
-/// Authenticate the caller of `route` (no principal: the route is open).
+/// Authenticate the caller of `endpoint` (no principal: it is open).
 ///
 /// # Errors
 ///
 /// `unauthenticated` (401), `insufficient_scope` (403), `invalid_request`
-/// (400) or `auth_unavailable` (503), with the route's challenge.
-pub(crate) async fn authenticate(route: &Route, admitted: Admitted, parts: &Parts) -> Result<Authenticated, Stop> {
-    // A call a virtual server routed here was authenticated for it.
-    let principal = match parts.extensions.get::<Delegated>() {
-        Some(delegated) => Ok(delegated.principal.clone()),
-        None => authenticate_for(route.resource.as_ref(), &route.shared, parts).await,
-    };
+/// (400) or `auth_unavailable` (503), with the endpoint's challenge.
+pub(crate) async fn authenticate(
+    endpoint: &impl Endpoint,
+    admitted: Admitted,
+    parts: &Parts,
+) -> Result<Authenticated, Stop> {
+    let principal = authenticate_for(endpoint.resource(), endpoint.shared(), parts).await;
     let (admitted, principal) = admitted.check(principal)?;
     let mut facts = admitted.facts;
     facts.principal = principal;
     Ok(Authenticated { facts })
 }
 
-/// Authenticate a caller of the protected resource `resource` (a route's
-/// or a virtual server's). `Ok(None)`: no resource, the endpoint is open.
+/// Authenticate a caller of the protected resource `resource`.
+/// `Ok(None)`: no resource, the endpoint is open.
 /// A resource without a token checker fails closed (the gateway builds
 /// one whenever an endpoint requires tokens).
 ///
 /// # Errors
 ///
 /// As [`authenticate`].
-pub(crate) async fn authenticate_for(
+async fn authenticate_for(
     resource: Option<&ProtectedResource>,
     shared: &Shared,
     parts: &Parts,

@@ -26,10 +26,10 @@ use tollgate_telemetry::{McpCall, ServerSpan};
 use tracing::field::display;
 
 use crate::body::CountedBody;
-use crate::facts::{BodyFacts, BytesIn, CallIdentity, Delegated, Facts, family_of};
+use crate::facts::{BodyFacts, BytesIn, CallIdentity, Facts, family_of};
 use crate::phase::classify::{Classified, Kind};
 use crate::rescue::Rejection;
-use crate::route::Route;
+use crate::route::Endpoint;
 use crate::stage::{Authenticated, Identified, Stop};
 
 /// The W3C trace context header.
@@ -47,19 +47,19 @@ type Outcome = Result<(CallIdentity, Body), Rejection>;
 /// serves: a wrong method or media type, an unreadable or oversized body,
 /// headers that disagree with it, an unsupported protocol version.
 pub(crate) async fn identify(
-    route: &Route,
+    endpoint: &impl Endpoint,
     request: &Classified,
     authenticated: Authenticated,
     parts: &Parts,
     body: Body,
 ) -> Result<(Identified, Body), Stop> {
     let declared = authenticated.facts.arrival.declared;
-    let (read, outcome) = identity(route, request, (parts, declared), body).await;
+    let (read, outcome) = identity(endpoint, request, (parts, declared), body).await;
     let mut facts = authenticated.facts;
     facts.read(read);
     match outcome {
         Ok((CallIdentity { call, family }, body)) => {
-            let span = server_span(route, &facts, (&call, family), &parts.headers);
+            let span = server_span(endpoint, &facts, (&call, family), &parts.headers);
             Ok((
                 Identified {
                     facts,
@@ -76,7 +76,12 @@ pub(crate) async fn identify(
 
 /// Start the request's server span once the call is known, and name the
 /// call on the request's log span.
-fn server_span(route: &Route, facts: &Facts, (call, family): (&Call, McpMethod), headers: &HeaderMap) -> ServerSpan {
+fn server_span(
+    endpoint: &impl Endpoint,
+    facts: &Facts,
+    (call, family): (&Call, McpMethod),
+    headers: &HeaderMap,
+) -> ServerSpan {
     let first = call.messages.first();
     let method = first.map_or(family.as_str(), |m| m.method.as_str());
     let log = tracing::Span::current();
@@ -85,28 +90,28 @@ fn server_span(route: &Route, facts: &Facts, (call, family): (&Call, McpMethod),
     if let Some(name) = first.and_then(|m| m.name.as_deref()) {
         log.record("name", display(name));
     }
-    route.shared.spans.server_span(&McpCall {
+    endpoint.shared().spans.server_span(&McpCall {
         target: first.and_then(|m| m.name.as_deref()),
         protocol_version: call.version.map(|v| v.as_str()),
         request_id: first.and_then(|m| m.id.as_ref()).map(|id| id.as_json()),
         meta_traceparent: call.messages.iter().find_map(|m| m.traceparent.as_deref()),
         header_traceparent: headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()),
         started: Some(facts.arrival.received),
-        ..McpCall::new(&route.name, method, call.era)
+        ..McpCall::new(endpoint.name(), method, call.era)
     })
 }
 
 /// The call of a classified request, and what its body told; `declared`
 /// is the body size its `Content-Length` declares, read once on arrival.
 async fn identity(
-    route: &Route,
+    endpoint: &impl Endpoint,
     request: &Classified,
     (parts, declared): (&Parts, Option<u64>),
     body: Body,
 ) -> (BodyFacts, Outcome) {
     match request.kind {
-        Kind::Post => post(route, &request.headers, (parts, declared), body).await,
-        Kind::Stream | Kind::EndSession if route.legacy() => {
+        Kind::Post => post(endpoint, &request.headers, (parts, declared), body).await,
+        Kind::Stream | Kind::EndSession if endpoint.serves_legacy() => {
             let family = if request.kind == Kind::Stream {
                 McpMethod::StreamGet
             } else {
@@ -135,7 +140,7 @@ async fn identity(
 }
 
 async fn post(
-    route: &Route,
+    endpoint: &impl Endpoint,
     headers: &StandardHeaders,
     (parts, declared): (&Parts, Option<u64>),
     body: Body,
@@ -143,15 +148,12 @@ async fn post(
     if let Err(e) = check_content_type(parts) {
         return (BodyFacts::default(), Err(e));
     }
-    let trusted = route.trusts_headers();
-    match CallPlan::from_headers(headers, trusted, route.served_versions()) {
+    let trusted = endpoint.trusts_headers();
+    match CallPlan::from_headers(headers, trusted, endpoint.versions()) {
         Ok(CallPlan::HeadersOnly(call)) => unread(declared, body, call),
         Ok(CallPlan::ScanBody) => match read(body).await {
             Err(e) => (BodyFacts::default(), Err(e)),
-            Ok(bytes) => {
-                let known = parts.extensions.get::<Delegated>().and_then(|d| d.scanned.clone());
-                scanned(route, headers, bytes, known)
-            }
+            Ok(bytes) => scanned(endpoint, headers, bytes),
         },
         Err(e) => {
             // Read what there is to echo the id and record the messages.
@@ -164,7 +166,7 @@ async fn post(
                 bytes: None,
             };
             let id = found.and_then(|s| s.first_id());
-            (facts, Err(route.version_error(e).with_id(id).into()))
+            (facts, Err(endpoint.version_refusal(e).with_id(id).into()))
         }
     }
 }
@@ -187,26 +189,25 @@ fn unread(declared: Option<u64>, body: Body, call: Call) -> (BodyFacts, Outcome)
     (facts, Ok((CallIdentity { call, family }, body)))
 }
 
-/// A call identified by scanning its body — or by the scan a virtual
-/// server made before routing it here (`known`, renamed with the body).
-fn scanned(route: &Route, headers: &StandardHeaders, bytes: Bytes, known: Option<Scanned>) -> (BodyFacts, Outcome) {
-    let found = known.map_or_else(|| scan(&bytes), Ok);
+/// A call identified by scanning its body.
+fn scanned(endpoint: &impl Endpoint, headers: &StandardHeaders, bytes: Bytes) -> (BodyFacts, Outcome) {
+    let found = scan(&bytes);
     let mut facts = BodyFacts {
         bytes_in: BytesIn::Known(bytes.len() as u64),
         messages: found.as_ref().map(|s| s.messages().to_vec()).unwrap_or_default(),
         captured: None,
         bytes: Some(bytes.clone()),
     };
-    let call = found.and_then(|s: Scanned| classify_post(headers, &s, route.served_versions()));
+    let call = found.and_then(|s: Scanned| classify_post(headers, &s, endpoint.versions()));
     match call {
         Ok(call) => {
-            if route.captures(&call) {
+            if endpoint.captures(&call) {
                 facts.captured = Some(bytes.clone());
             }
             let family = family_of(&call.messages);
             (facts, Ok((CallIdentity { call, family }, Body::from(bytes))))
         }
-        Err(e) => (facts, Err(route.version_error(e).into())),
+        Err(e) => (facts, Err(endpoint.version_refusal(e).into())),
     }
 }
 

@@ -59,16 +59,21 @@ pub(crate) async fn respond(route: &Arc<Route>, forwarded: Forwarded, res: Respo
 
 /// Answer with a refusal.
 pub(crate) fn refuse(route: &Arc<Route>, stop: Stop) -> Response {
+    let (facts, rejection, res) = rendered(stop);
+    metered(route, facts, res, Some(rejection))
+}
+
+/// A stop rendered by the one error map: a single message's id is
+/// echoed; a batch's refusal answers each element, or carries a null id.
+pub(crate) fn rendered(stop: Stop) -> (Box<Facts>, Rejection, Response) {
     let Stop { facts, rejection } = stop;
-    // A single message's id is echoed; a batch's refusal answers each
-    // element, or carries a null id.
     let id = match facts.messages() {
         [one] => one.id.clone(),
         _ => None,
     };
     let rejection = rejection.with_id(id);
     let res = render(&rejection);
-    metered(route, facts, res, Some(rejection))
+    (facts, rejection, res)
 }
 
 /// Seal the upstream's session id (legacy) or drop it (modern).

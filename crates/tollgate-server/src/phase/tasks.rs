@@ -9,8 +9,9 @@
 //! reaching the upstream. After the upstream answers, the task ids an
 //! answer to a call that may name a task carries are sealed for the caller.
 //!
-//! A call a virtual server routed here is left alone: the virtual server
-//! opened its handle and seals its answer for its own callers.
+//! A call a virtual server resolved to its member route skips this phase:
+//! the virtual server opened its handle and seals its answer for its own
+//! callers (`phases::call_resolved`).
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -23,7 +24,7 @@ use tollgate_mcp::{encode_header_value, names_a_task, splice};
 
 use crate::rescue::Rejection;
 use crate::route::Route;
-use crate::stage::{Credentialed, Identified, Stage, Stop};
+use crate::stage::{Identified, Stage, Stop};
 use crate::task_handle::owner;
 use crate::task_handle::{self, EXTENSION, TaskSeal};
 
@@ -48,7 +49,7 @@ pub(crate) fn open(
 fn handle(route: &Route, identified: &Identified, parts: &mut Parts, body: Body) -> Result<Body, Rejection> {
     let facts = &identified.facts;
     let messages = identified.messages();
-    if facts.arrival.via.is_some() || !messages.iter().any(|m| names_a_task(&m.method)) {
+    if !messages.iter().any(|m| names_a_task(&m.method)) {
         return Ok(body);
     }
     let [m] = messages else {
@@ -81,10 +82,7 @@ fn handle(route: &Route, identified: &Identified, parts: &mut Parts, body: Body)
 /// task (in a legacy session, whose capabilities were declared at
 /// `initialize`; one that declared the extension; or one forwarded unread
 /// to an upstream that offers tasks).
-pub(crate) fn sealing(route: &Route, call: &Credentialed) -> Option<TaskSeal> {
-    if call.facts.arrival.via.is_some() {
-        return None;
-    }
+pub(crate) fn sealing(route: &Route, call: &Identified) -> Option<TaskSeal> {
     let [m] = call.messages() else {
         return None;
     };

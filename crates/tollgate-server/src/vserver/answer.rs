@@ -1,5 +1,5 @@
-//! The answers a virtual server gives itself: `server/discover`, the four
-//! lists and `find_tools`, all from the exposed catalog and filtered per
+//! The answers a virtual server gives itself ([`here`]): `server/discover`,
+//! the four lists and `find_tools`, all from the exposed catalog and filtered per
 //! caller by the members' policies (with the members' entities in the
 //! virtual server's, as for a routed call), never by calling an upstream.
 //!
@@ -9,13 +9,14 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use axum::body::Body;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::HeaderValue;
 use http::header::CONTENT_TYPE;
+use http::{HeaderValue, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 use tollgate_catalog::Kind;
@@ -26,7 +27,8 @@ use tollgate_mcp::RequestId;
 use tollgate_policy::{ListItem, ListRequest, TargetKind};
 
 use super::exposed::{Entry, Exposed};
-use super::{FIND_TOOLS, Incoming, VirtualRoute};
+use super::resolve::Here;
+use super::{Answered, FIND_TOOLS, Incoming, VirtualRoute, relay, session};
 use crate::rescue::Rejection;
 
 /// Entries per list page.
@@ -34,6 +36,32 @@ const PAGE: usize = 100;
 /// Tools `find_tools` returns unless asked for another number, and at most.
 const FIND_DEFAULT: usize = 5;
 const FIND_MAX: usize = 20;
+
+/// The answer to a call resolved to the virtual server itself.
+///
+/// # Errors
+///
+/// The refusal of a list cursor not handed out, of a session no member
+/// opened, or of a legacy request outside a session of ours.
+pub(crate) async fn here(
+    v: &Arc<VirtualRoute>,
+    exposed: &Exposed,
+    incoming: &Incoming,
+    here: Here,
+) -> Result<Answered, Rejection> {
+    let id = incoming.message.id.as_ref();
+    Ok(match here {
+        Here::Initialize => Answered::Own(session::open(v, incoming, exposed).await?),
+        Here::Ping => Answered::Own(result(id, "{}")),
+        Here::Discover => Answered::Own(discover(v, exposed, id)),
+        Here::List => Answered::Own(list(v, exposed, incoming)?),
+        Here::FindTools => Answered::Own(find_tools(v, exposed, incoming)),
+        Here::Accept => Answered::Own(StatusCode::ACCEPTED.into_response()),
+        Here::SetLevel => Answered::Members(session::set_level(v, incoming).await?),
+        Here::ClientAnswer => Answered::Members(relay::client_answer(v, incoming).await?),
+        Here::Notify => Answered::Members(session::notify(v, incoming).await?),
+    })
+}
 
 /// A JSON-RPC result answer whose `result` is `result` (JSON text).
 pub(crate) fn result(id: Option<&RequestId>, result: &str) -> Response {

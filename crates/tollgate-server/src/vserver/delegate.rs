@@ -1,12 +1,18 @@
-//! Routing one message to the member that owns it.
+//! A call resolved to a member, on its way there, and the requests a
+//! virtual server makes to its members for a caller.
 //!
-//! The request is rewritten to carry the member's own name — `Mcp-Name`
-//! replaced, and the name in the body replaced by a splice at the byte
-//! range a bounded scan located (`tollgate_mcp::splice`), never by
-//! rebuilding the body — and runs the member route's phases with the
-//! caller already authenticated (`Delegated`). A legacy session's member
-//! id replaces the virtual session id on the way in, and the virtual one
-//! replaces whatever the member's answer carries on the way out.
+//! A resolved call carries the member's own name — `Mcp-Name` replaced,
+//! and the name in the body replaced by a splice at the byte range a
+//! bounded scan located (`tollgate_mcp::splice`), never by rebuilding the
+//! body — and its identified stage goes on, renamed the same way, through
+//! the member route's phases from the catalog gate on
+//! (`phases::call_resolved`): nothing is authenticated, read or scanned
+//! twice. A legacy session's member id replaces the virtual session id on
+//! the way in, and the virtual one replaces whatever the member's answer
+//! carries on the way out. The requests a virtual server fans out to its
+//! members (`initialize`, notifications, GET streams, session ends) run
+//! the member route's phases from `identify` on, for the caller the
+//! virtual server authenticated (`phases::call_as`).
 
 use std::sync::Arc;
 
@@ -15,58 +21,129 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
-use http::{HeaderValue, Request};
-use http_body::Body as _;
-use tollgate_core::{Era, Principal, Via};
+use http::{HeaderMap, HeaderValue, Request};
+use tollgate_core::{Era, ErrorKind, Principal, Via};
 use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
-use tollgate_mcp::splice;
+use tollgate_mcp::{splice, unsupported_version};
 
 use super::exposed::Target;
-use super::{Delegated, Incoming, VirtualRoute, session, tasks};
-use crate::facts::Arrived;
+use super::resolve::NamePath;
+use super::{Incoming, Member, VirtualRoute, session, tasks};
+use crate::facts::{Arrival, Arrived};
+use crate::phases;
 use crate::rescue::{Rejection, render};
+use crate::stage::{Authenticated, Identified, Stage, Stop};
 
-/// Forward `incoming` to `target`'s member, renamed at `path` in the body
-/// when the exposed name differs from the member's own. The message goes
-/// to this one member only, so the request made for it takes the caller's
-/// headers and extensions instead of copying them.
+/// Send the call resolved to `target` on to its member, renamed at `path`
+/// in the body when the exposed name differs from the member's own.
+///
+/// # Errors
+///
+/// The stop of a call that cannot reach its member: a splice that fails,
+/// a legacy session without that member, a version it does not serve.
 pub(crate) async fn forward(
-    v: &Arc<VirtualRoute>,
+    v: &VirtualRoute,
+    identified: Identified,
     incoming: &mut Incoming,
     target: Target<'_>,
-    path: Option<&[&str]>,
-) -> Response {
+    path: NamePath,
+) -> Result<Response, Stop> {
+    let Some(member) = v.members.get(target.member) else {
+        return Err(identified.stop(Rejection::new(ErrorKind::Internal, "Internal error")));
+    };
     // The virtual session id the answer carries back (legacy).
     let ours = match incoming.era {
         Era::Legacy => incoming.parts.headers.get(&SESSION_ID).cloned(),
         Era::Modern => None,
     };
-    match rewrite(v, incoming, target, path) {
-        Ok(req) => super::observe::routed(send(v, incoming, target.member, req, ours).await),
-        Err(r) => super::observe::refuse(&r),
-    }
+    let rewritten = rewrite(v, incoming, target, path);
+    let (identified, (parts, body)) = identified.check(rewritten)?;
+    let identified = renamed(v, identified, member, target, path, &body)?;
+    let res = phases::call_resolved(&member.route, identified, parts, Body::from(body)).await;
+    Ok(answered(v, incoming, target.member, res, ours).await)
 }
 
-/// Run a request through member `member`'s route, as the member answers.
-pub(crate) async fn send_raw(v: &VirtualRoute, member: usize, req: Request<Body>) -> Response {
-    match v.members.get(member) {
-        Some(m) => crate::phases::call(&m.route, req).await,
-        None => render(&Rejection::new(tollgate_core::ErrorKind::Internal, "Internal error")),
+/// The head and body the member gets: the caller's, with the member's
+/// own name and (legacy) session.
+fn rewrite(
+    v: &VirtualRoute,
+    incoming: &mut Incoming,
+    target: Target<'_>,
+    path: NamePath,
+) -> Result<(Parts, Bytes), Rejection> {
+    let id = incoming.message.id.clone();
+    let renamed = target.exposed != target.own;
+    let body = match path {
+        Some(path) if renamed => Bytes::from(
+            splice::replace(&incoming.body, path, target.own).map_err(|e| Rejection::from(e).with_id(id.clone()))?,
+        ),
+        _ => incoming.body.clone(),
+    };
+    let session = member_session(v, incoming, target.member, id)?;
+    // The message goes to this one member only: its head is taken, not
+    // copied.
+    let (mut parts, ()) = Request::new(()).into_parts();
+    parts.method = http::Method::POST;
+    parts.uri = incoming.parts.uri.clone();
+    parts.headers = std::mem::take(&mut incoming.parts.headers);
+    parts.extensions = std::mem::take(&mut incoming.parts.extensions);
+    for_member(&mut parts.headers, body.len(), session);
+    if renamed && parts.headers.contains_key(&NAME) {
+        parts.headers.insert(NAME, encode_name(target.own));
     }
+    Ok((parts, body))
 }
 
-/// Run a rewritten request through member `member`'s route; the caller
-/// keeps seeing the virtual session id `ours`, and the ids the member's
-/// answer gives its own requests and tasks are namespaced (`relay`,
-/// `tasks`).
-async fn send(
+/// The identified call as the member sees it: its message named by the
+/// member's own name, through the virtual server under the exposed one,
+/// with the body the member gets (captured when the member captures).
+fn renamed(
+    v: &VirtualRoute,
+    mut identified: Identified,
+    member: &Member,
+    target: Target<'_>,
+    path: NamePath,
+    body: &Bytes,
+) -> Result<Identified, Stop> {
+    let route = &member.route;
+    if let Some(version) = identified.call.version
+        && !route.served_versions().contains(version)
+    {
+        let refusal = unsupported_version(version.as_str(), route.named_versions()).with_id(identified.first_id());
+        return Err(identified.stop(refusal.into()));
+    }
+    let renamed = target.exposed != target.own;
+    if renamed
+        && matches!(path, Some(["params", "name" | "taskId"]))
+        && let Some(message) = identified.call.messages.first_mut()
+    {
+        message.name = Some(target.own.into());
+    }
+    identified.facts.arrival.via = Some(if renamed {
+        Arc::new(Via {
+            virtual_server: v.name.clone(),
+            exposed_name: Some(Arc::from(target.exposed)),
+        })
+    } else {
+        v.via.clone()
+    });
+    identified.facts.body.bytes = Some(body.clone());
+    if route.captures_call(&identified.call) {
+        identified.facts.body.captured = Some(body.clone());
+    }
+    Ok(identified)
+}
+
+/// The member's answer as the caller gets it: the virtual session id
+/// `ours` in place of the member's, the ids the member gives its own
+/// requests and tasks namespaced (`relay`, `tasks`).
+async fn answered(
     v: &VirtualRoute,
     incoming: &Incoming,
     member: usize,
-    req: Request<Body>,
+    mut res: Response,
     ours: Option<HeaderValue>,
 ) -> Response {
-    let mut res = send_raw(v, member, req).await;
     res.headers_mut().remove(&SESSION_ID);
     let relayed = ours.is_some();
     if let Some(ours) = ours {
@@ -81,71 +158,41 @@ async fn send(
     }
 }
 
-fn rewrite(
+/// Run `req`, a request the virtual server makes for the caller
+/// `principal`, through member `member`'s route, as part of the call that
+/// arrived as `arrived` (none: a request of its own, timed from now).
+pub(crate) async fn send_as(
     v: &VirtualRoute,
-    incoming: &mut Incoming,
-    target: Target<'_>,
-    path: Option<&[&str]>,
-) -> Result<Request<Body>, Rejection> {
-    let id = incoming.message.id.clone();
-    let renamed = target.exposed != target.own;
-    let body = match path {
-        Some(path) if renamed => Bytes::from(
-            splice::replace(&incoming.body, path, target.own).map_err(|e| Rejection::from(e).with_id(id.clone()))?,
-        ),
-        _ => incoming.body.clone(),
+    member: usize,
+    (principal, arrived): (Option<&Arc<Principal>>, Option<&Arrived>),
+    req: Request<Body>,
+) -> Response {
+    let Some(m) = v.members.get(member) else {
+        return render(&Rejection::new(ErrorKind::Internal, "Internal error"));
     };
-    let exposed = renamed.then(|| Arc::from(target.exposed));
-    let session = member_session(v, incoming, target.member, id)?;
-    let head = Head::take(&mut incoming.parts);
-    let req = delegated(
-        v,
-        head,
-        (incoming.principal.as_ref(), Some(&incoming.arrived)),
-        body,
-        exposed,
-    );
-    let mut req = finish(req, session);
-    // The member route takes the message as scanned here, with the name the
-    // splice put in the body (a rename elsewhere in the body, such as a
-    // completion's `ref`, is left to the member's own scan).
-    let names_target = matches!(path, Some(["params", "name" | "taskId"]));
-    if (!renamed || names_target)
-        && let Some(d) = req.extensions_mut().get_mut::<Delegated>()
-    {
-        let mut message = incoming.message.clone();
-        if renamed {
-            message.name = Some(target.own.into());
-        }
-        d.scanned = Some(tollgate_mcp::Scanned::Single(message));
-    }
-    if renamed && req.headers().contains_key(&NAME) {
-        req.headers_mut().insert(NAME, encode_name(target.own));
-    }
-    Ok(req)
+    let (parts, body) = req.into_parts();
+    let arrival = match arrived {
+        Some(arrived) => Arrival::resumed(arrived.clone(), &parts, Some(v.via.clone())),
+        None => Arrival::of(&parts).through(v.via.clone()),
+    };
+    let authenticated = Authenticated::on_behalf(arrival, principal.cloned());
+    phases::call_as(&m.route, authenticated, Request::from_parts(parts, body)).await
 }
 
-/// A POST of `body` to member `member` with (a copy of) the caller's
-/// headers, its address, and (legacy) the member's session id; `exposed`
-/// is the name the virtual server shows, when the member's own differs.
+/// A POST of `body` to member `member` with a copy of the caller's
+/// headers, its address, and (legacy) the member's session id.
 pub(crate) fn request(
     v: &VirtualRoute,
     incoming: &Incoming,
     member: usize,
     body: Bytes,
-    id: Option<tollgate_mcp::RequestId>,
-    exposed: Option<Arc<str>>,
 ) -> Result<Request<Body>, Rejection> {
-    let session = member_session(v, incoming, member, id)?;
-    let head = Head::copy(&incoming.parts);
-    let req = delegated(
-        v,
-        head,
-        (incoming.principal.as_ref(), Some(&incoming.arrived)),
-        body,
-        exposed,
-    );
-    Ok(finish(req, session))
+    let session = member_session(v, incoming, member, incoming.message.id.clone())?;
+    let length = body.len();
+    let mut req = copied(&incoming.parts, body);
+    *req.method_mut() = http::Method::POST;
+    for_member(req.headers_mut(), length, session);
+    Ok(req)
 }
 
 /// The member's session id and agreed version a legacy request carries
@@ -162,92 +209,40 @@ fn member_session(
     session::member_id(v, incoming, member).map_err(|r| r.with_id(id))
 }
 
-/// `req` as a POST of its body, with its length and the member session.
-fn finish(mut req: Request<Body>, session: Option<session::MemberIds>) -> Request<Body> {
-    *req.method_mut() = http::Method::POST;
-    // The caller's length stands unless a splice changed the body.
-    let length = req.body().size_hint().exact().and_then(|n| usize::try_from(n).ok());
-    let stated = req
-        .headers()
+/// Headers for a member: the body's length (the caller's stands unless a
+/// splice changed it), the member's session and agreed version in place
+/// of the virtual session.
+fn for_member(headers: &mut HeaderMap, length: usize, session: Option<session::MemberIds>) {
+    headers.remove(&SESSION_ID);
+    let stated = headers
         .get(CONTENT_LENGTH)
         .and_then(|h| h.to_str().ok())
         .and_then(|t| t.parse::<usize>().ok());
-    if let Some(length) = length
-        && stated != Some(length)
-    {
-        req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(length));
+    if stated != Some(length) {
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
     }
     if let Some((sealed, version)) = session {
         if let Some(sealed) = sealed {
-            req.headers_mut().insert(SESSION_ID, sealed);
+            headers.insert(SESSION_ID, sealed);
         }
         // Each member is spoken to in the version it agreed.
         if let Some(version) = version {
-            req.headers_mut().insert(PROTOCOL_VERSION, version);
-        }
-    }
-    req
-}
-
-/// The caller's request head a member request starts from.
-pub(crate) struct Head {
-    uri: http::Uri,
-    headers: http::HeaderMap,
-    extensions: http::Extensions,
-}
-
-impl Head {
-    /// A copy of `parts`' URI, headers and the caller's address, where one
-    /// message goes to several members.
-    pub(crate) fn copy(parts: &Parts) -> Head {
-        let mut extensions = http::Extensions::new();
-        if let Some(addr) = parts.extensions.get::<crate::facts::ClientAddr>() {
-            extensions.insert(*addr);
-        }
-        Head {
-            uri: parts.uri.clone(),
-            headers: parts.headers.clone(),
-            extensions,
-        }
-    }
-
-    /// `parts`' head itself, where the message goes to one member: its
-    /// headers and extensions are left empty.
-    fn take(parts: &mut Parts) -> Head {
-        Head {
-            uri: parts.uri.clone(),
-            headers: std::mem::take(&mut parts.headers),
-            extensions: std::mem::take(&mut parts.extensions),
+            headers.insert(PROTOCOL_VERSION, version);
         }
     }
 }
 
-/// A request for a member route from the caller's head, already
-/// authenticated for the virtual server as `principal` and received at
-/// `arrived` (`Delegated`; none for the GET streams the virtual server
-/// opens itself). The virtual session id means nothing to a member: it is
-/// removed.
-pub(crate) fn delegated(
-    v: &VirtualRoute,
-    head: Head,
-    (principal, arrived): (Option<&Arc<Principal>>, Option<&Arrived>),
-    body: impl Into<Body>,
-    exposed: Option<Arc<str>>,
-) -> Request<Body> {
+/// A request to a member from a copy of the caller's head — URI, headers
+/// and address — where one message goes to several members. The virtual
+/// session id means nothing to a member: it is removed.
+pub(crate) fn copied(parts: &Parts, body: impl Into<Body>) -> Request<Body> {
     let mut req = Request::new(body.into());
-    *req.uri_mut() = head.uri;
-    *req.headers_mut() = head.headers;
-    *req.extensions_mut() = head.extensions;
+    *req.uri_mut() = parts.uri.clone();
+    *req.headers_mut() = parts.headers.clone();
     req.headers_mut().remove(&SESSION_ID);
-    req.extensions_mut().insert(Delegated {
-        principal: principal.cloned(),
-        via: Arc::new(Via {
-            virtual_server: v.name.clone(),
-            exposed_name: exposed,
-        }),
-        scanned: None,
-        arrived: arrived.cloned(),
-    });
+    if let Some(addr) = parts.extensions.get::<crate::facts::ClientAddr>() {
+        req.extensions_mut().insert(*addr);
+    }
     req
 }
 

@@ -145,8 +145,8 @@ pub(crate) async fn client_answer(v: &Arc<VirtualRoute>, incoming: &Incoming) ->
         return Ok(StatusCode::ACCEPTED.into_response());
     }
     let body = splice::replace_raw(&incoming.body, &["id"], &raw).map_err(Rejection::from)?;
-    let req = delegate::request(v, incoming, member, Bytes::from(body), None, None)?;
-    Ok(delegate::send_raw(v, member, req).await)
+    let req = delegate::request(v, incoming, member, Bytes::from(body))?;
+    Ok(delegate::send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await)
 }
 
 /// The merged event id: every member's last event id.
@@ -222,7 +222,7 @@ async fn open(
     (i, sealed, version): session::MemberHeaders,
     last: Option<String>,
 ) -> Option<Pin<Box<dyn Stream<Item = (usize, Event)> + Send>>> {
-    let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
+    let mut req = delegate::copied(parts, Body::empty());
     *req.method_mut() = Method::GET;
     let headers = req.headers_mut();
     if let Some(sealed) = sealed {
@@ -235,7 +235,7 @@ async fn open(
     if let Some(last) = last.and_then(|l| HeaderValue::from_str(&l).ok()) {
         headers.insert(LAST_EVENT_ID, last);
     }
-    let res = delegate::send_raw(v, i, req).await;
+    let res = delegate::send_as(v, i, (principal, None), req).await;
     if res.status() != StatusCode::OK || !is_event_stream(res.headers()) {
         return None;
     }

@@ -171,8 +171,8 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
 /// Open member `i`'s session: its sealed id, the version it agreed and
 /// what its capabilities announce.
 async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>, Announced)> {
-    let req = delegate::request(v, incoming, i, incoming.body.clone(), None, None).ok()?;
-    let res = delegate::send_raw(v, i, req).await;
+    let req = delegate::request(v, incoming, i, incoming.body.clone()).ok()?;
+    let res = delegate::send_as(v, i, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
     if !res.status().is_success() {
         return None;
     }
@@ -276,8 +276,8 @@ pub(crate) async fn set_level(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Res
 async fn fan_out(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<(), Rejection> {
     let members = members(v, &incoming.parts, incoming.principal.as_ref())?;
     futures_util::future::join_all(members.into_iter().map(|(i, _, _)| async move {
-        if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone(), None, None) {
-            let _ = delegate::send_raw(v, i, req).await;
+        if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone()) {
+            let _ = delegate::send_as(v, i, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
         }
     }))
     .await;
@@ -294,11 +294,11 @@ pub(crate) async fn end(
         return Err(not_found());
     }
     for (i, sealed, _) in members(v, parts, principal)? {
-        let mut req = delegate::delegated(v, delegate::Head::copy(parts), (principal, None), Body::empty(), None);
-        *req.method_mut() = http::Method::DELETE;
         let Some(sealed) = sealed else { continue };
+        let mut req = delegate::copied(parts, Body::empty());
+        *req.method_mut() = http::Method::DELETE;
         req.headers_mut().insert(SESSION_ID, sealed);
-        let _ = delegate::send_raw(v, i, req).await;
+        let _ = delegate::send_as(v, i, (principal, None), req).await;
     }
     Ok(StatusCode::OK.into_response())
 }

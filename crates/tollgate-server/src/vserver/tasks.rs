@@ -8,8 +8,8 @@
 //! reaches the client sealed (`tollgate-session`): bound to this virtual
 //! server and to the caller's issuer and subject, naming the member's
 //! server and its own id — spliced over the original in the message, never
-//! rebuilding it. A `tasks/*` request is routed to the member the handle
-//! names with its own id spliced back; a handle another principal was
+//! rebuilding it. A `tasks/*` request is resolved to the member the handle
+//! names, and goes there with its own id spliced back; a handle another principal was
 //! given, or one the gateway never made, is an unknown task. The member's
 //! server name, not its position, is in the handle, so a task outlives a
 //! reload that reorders the members. Nothing is stored: any replica routes
@@ -22,8 +22,7 @@ use tollgate_core::Principal;
 use tollgate_mcp::names_a_task;
 use tollgate_mcp::sse::is_event_stream;
 
-use super::exposed::Target;
-use super::{Incoming, VirtualRoute, delegate, relay};
+use super::{Incoming, VirtualRoute, relay};
 use crate::rescue::Rejection;
 use crate::task_handle::{self, TaskSeal, owner};
 
@@ -33,25 +32,23 @@ pub(crate) fn seal_for(v: &VirtualRoute, principal: Option<&Arc<Principal>>, mem
     Some(TaskSeal::new(&v.shared.sealer, &v.name, principal, server))
 }
 
-/// Route `tasks/get`, `tasks/update` or `tasks/cancel` to the member whose
-/// task it names; an id no member of this virtual server owns is an
-/// unknown name.
-pub(crate) async fn route(v: &Arc<VirtualRoute>, incoming: &mut Incoming) -> Result<Response, Rejection> {
-    let name = incoming.message.name.clone().unwrap_or_default();
+/// The member whose task a `tasks/get`, `tasks/update` or `tasks/cancel`
+/// names, and the member's own task id (`resolve`).
+///
+/// # Errors
+///
+/// An unknown task: a handle that is not the caller's on this virtual
+/// server, or that names no member of it.
+pub(crate) fn resolve(v: &VirtualRoute, incoming: &Incoming) -> Result<(usize, String), Rejection> {
+    let name = incoming.message.name.as_deref().unwrap_or_default();
     let caller = owner(&v.name, incoming.principal.as_ref());
-    let task = task_handle::open(&v.shared.sealer, &name, caller, incoming.message.id.clone())?;
+    let task = task_handle::open(&v.shared.sealer, name, caller, incoming.message.id.clone())?;
     let member = v
         .members
         .iter()
         .position(|m| *m.route.name == task.server)
         .ok_or_else(|| task_handle::unknown(incoming.message.id.clone()))?;
-    let own = task.task_id;
-    let target = Target {
-        member,
-        exposed: &name,
-        own: &own,
-    };
-    Ok(delegate::forward(v, incoming, target, Some(&["params", "taskId"])).await)
+    Ok((member, task.task_id))
 }
 
 /// Whether the answer to `incoming` may carry a task id: a `tasks/*`
