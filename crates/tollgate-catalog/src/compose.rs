@@ -122,6 +122,10 @@ pub struct Exposed {
     lock: Arc<Lock>,
     /// The members' snapshots it was built from, in member order.
     snapshots: Vec<Arc<Snapshot>>,
+    /// The members whose gate is off, by index: what they list and serve
+    /// is whatever they list and serve in the caller's own session, not
+    /// only what a sync saw.
+    pub live: Vec<(usize, MemberSpec)>,
 }
 
 impl Entry {
@@ -181,6 +185,20 @@ impl Exposed {
     /// The entries of one kind, in list order.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(move |e| e.kind == kind)
+    }
+
+    /// The member whose gate is off that would expose `kind` `name`, and
+    /// its own name for it, when the exposed catalog does not list it (a
+    /// definition that member offers in the caller's session only). `None`
+    /// when no such member, or more than one, could own the name.
+    pub fn live_target(&self, kind: Kind, name: &str) -> Option<(usize, String)> {
+        let mut found = self
+            .live
+            .iter()
+            .filter_map(|(i, m)| m.own_name(kind, name).map(|own| (*i, own)));
+        let first = found.next()?;
+        // Two members that could own the name: neither is guessed at.
+        found.next().is_none().then_some(first)
     }
 
     /// The member serving resource `uri`: the one listing it, else the one

@@ -20,6 +20,7 @@ mod answer;
 mod delegate;
 mod describe;
 mod exposed;
+mod live;
 mod observe;
 mod relay;
 mod resolve;
@@ -295,14 +296,14 @@ async fn post(v: &Arc<VirtualRoute>, identified: Identified, parts: Parts) -> Re
     let (identified, resolved) = identified.check(resolved)?;
     match resolved {
         Resolved::Member(target, path) => delegate::forward(v, identified, &mut incoming, target, path).await,
-        Resolved::Task { member, own } => {
+        Resolved::Named { member, own, path } => {
             let name = incoming.message.name.clone().unwrap_or_default();
             let target = Target {
                 member,
                 exposed: &name,
                 own: &own,
             };
-            delegate::forward(v, identified, &mut incoming, target, Some(&["params", "taskId"])).await
+            delegate::forward(v, identified, &mut incoming, target, path).await
         }
         Resolved::Here(here) => {
             let answered = answer::here(v, &exposed, &incoming, here).await;

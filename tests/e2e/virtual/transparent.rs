@@ -4,6 +4,9 @@
 //! and `server/discover` announce the member's list changes and resource
 //! subscriptions, and the TypeScript SDK client reads the same answers and
 //! errors through it (each error prefixed once, as on the member route).
+//! With the member's catalog gate off, the virtual server lists and calls
+//! what the member offers in the caller's own session, not only what the
+//! gateway's sync saw.
 
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::Exchange;
@@ -129,4 +132,48 @@ async fn an_empty_prefix_one_member_virtual_server_lists_and_announces_what_its_
     assert_eq!(announced(&exposed["capabilities"]), want, "{exposed:#}");
     assert_eq!(exposed["tools"], own["tools"], "{exposed:#}\n{own:#}");
     assert_eq!(exposed["calls"], own["calls"], "{exposed:#}\n{own:#}");
+}
+
+#[tokio::test]
+async fn with_the_gate_off_a_member_is_listed_and_called_as_in_the_callers_session() {
+    // server-everything offers `get-roots-list` only to a client that
+    // declares roots: the gateway's sync does not, the caller does.
+    let everything = everything_server().await;
+    let gw = TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"everything\"\nurl = \"{}\"\ncatalog = \"off\"\n\n\
+         [[virtual_servers]]\nname = \"ev\"\nmembers = [\n  {{ server = \"everything\", prefix = \"ev_\" }},\n]\n",
+        everything.url
+    ))
+    .await;
+    let roots = json!([{"uri": "file:///work/project", "name": "project"}]);
+    let own_plan = json!({"roots": roots, "calls": [{"name": "get-roots-list"}, {"name": "echo", "arguments": {"message": "hi"}}]});
+    let ev_plan = json!({"roots": roots, "calls": [{"name": "ev_get-roots-list"}, {"name": "ev_echo", "arguments": {"message": "hi"}}]});
+    let own = ts_plan_client(&gw.url("everything"), &own_plan, &[]).await;
+    let through = ts_plan_client(&gw.url("ev"), &ev_plan, &[]).await;
+
+    let own_tools: Vec<String> = own["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("ev_{}", t.as_str().unwrap()))
+        .collect();
+    assert!(own_tools.contains(&"ev_get-roots-list".to_owned()), "{own:#}");
+    assert_eq!(
+        through["tools"],
+        json!(own_tools),
+        "the member's tools in the caller's session, prefixed"
+    );
+    assert_eq!(
+        through["calls"][0]["content"], own["calls"][0]["content"],
+        "{through:#}"
+    );
+    assert!(
+        through["calls"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("file:///work/project"),
+        "the member asked the caller for its roots through the virtual server: {through:#}"
+    );
+    assert_eq!(through["calls"][1]["content"], own["calls"][1]["content"]);
+    assert_eq!(through["requests"], own["requests"], "{through:#}");
 }

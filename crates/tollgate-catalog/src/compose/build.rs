@@ -69,6 +69,13 @@ pub(super) fn build(spec: &VirtualSpec, lock: Arc<Lock>, snapshots: Vec<Arc<Snap
         announced,
         lock,
         snapshots,
+        live: spec
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.gate == Mode::Off)
+            .map(|(i, m)| (i, m.clone()))
+            .collect(),
     }
 }
 

@@ -80,6 +80,21 @@ impl MemberSpec {
         }
     }
 
+    /// The member's own name for the `kind` it exposes as `exposed`: the
+    /// reverse of [`exposed_name`](Self::exposed_name), for a member whose
+    /// definitions are not all known in advance (its gate is off). `None`
+    /// when no name of the member's would be exposed so.
+    pub fn own_name(&self, kind: Kind, exposed: &str) -> Option<String> {
+        if matches!(kind, Kind::Resource | Kind::ResourceTemplate) {
+            return Some(exposed.to_owned());
+        }
+        if let Some((own, _)) = self.rename.iter().find(|(_, to)| *to == exposed) {
+            return self.includes(own).then(|| own.clone());
+        }
+        let own = exposed.strip_prefix(self.prefix.as_str())?;
+        (self.includes(own) && !self.rename.contains_key(own)).then(|| own.to_owned())
+    }
+
     /// Whether the member renames or re-describes its `kind` `own`: new
     /// text a model reads, which the member's approval does not cover.
     pub fn is_rewritten(&self, kind: Kind, own: &str) -> bool {

@@ -298,6 +298,7 @@ fn exposed(entries: Vec<(Kind, &str)>, collisions: Vec<(Kind, &str)>) -> Exposed
         announced: Announced::default(),
         lock: Arc::new(Lock::default()),
         snapshots: Vec::new(),
+        live: Vec::new(),
     }
 }
 
@@ -321,4 +322,39 @@ fn resources_route_by_uri_then_by_one_matching_template() {
         "a collided URI is not served by a template"
     );
     assert!(own("other://x").is_none());
+}
+
+#[test]
+fn a_gate_off_member_owns_names_by_its_prefix_and_renames_alone() {
+    let mut m = MemberSpec::new("jira", Mode::Off, "jira_");
+    m.exclude = vec!["close".into()];
+    m.rename.insert("search".into(), "find_tickets".into());
+    assert_eq!(m.own_name(Kind::Tool, "jira_create").as_deref(), Some("create"));
+    assert_eq!(m.own_name(Kind::Tool, "find_tickets").as_deref(), Some("search"));
+    assert_eq!(
+        m.own_name(Kind::Tool, "jira_search"),
+        None,
+        "exposed as its rename only"
+    );
+    assert_eq!(m.own_name(Kind::Tool, "jira_close"), None, "excluded");
+    assert_eq!(m.own_name(Kind::Tool, "github_create"), None, "another prefix");
+    let enforced = MemberSpec::new("github", Mode::Enforce, "github_");
+    let one = virtual_server(Mode::Off, vec![m.clone(), enforced]);
+    let e = build(
+        &one,
+        &Lock::default(),
+        &[Snapshot::empty("jira"), Snapshot::empty("github")],
+    );
+    assert_eq!(e.live_target(Kind::Tool, "jira_new"), Some((0, "new".to_owned())));
+    assert_eq!(
+        e.live_target(Kind::Tool, "github_new"),
+        None,
+        "that member's gate is on"
+    );
+    let two = virtual_server(
+        Mode::Off,
+        vec![MemberSpec::new("a", Mode::Off, ""), MemberSpec::new("b", Mode::Off, "")],
+    );
+    let e = build(&two, &Lock::default(), &[Snapshot::empty("a"), Snapshot::empty("b")]);
+    assert_eq!(e.live_target(Kind::Tool, "x"), None, "two members could own it");
 }

@@ -7,6 +7,7 @@
 //! written by joining the entries' pre-serialized definitions; only the
 //! envelope is built here.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use tollgate_policy::{ListItem, ListRequest, TargetKind};
 
 use super::exposed::{Entry, Exposed};
 use super::resolve::Here;
-use super::{Answered, FIND_TOOLS, Incoming, VirtualRoute, relay, session};
+use super::{Answered, FIND_TOOLS, Incoming, VirtualRoute, live, relay, session};
 use crate::rescue::Rejection;
 
 /// Entries per list page.
@@ -54,7 +55,7 @@ pub(crate) async fn here(
         Here::Initialize => Answered::Own(session::open(v, incoming, exposed).await?),
         Here::Ping => Answered::Own(result(id, "{}")),
         Here::Discover => Answered::Own(discover(v, exposed, id)),
-        Here::List => Answered::Own(list(v, exposed, incoming)?),
+        Here::List => Answered::Own(list(v, exposed, incoming).await?),
         Here::FindTools => Answered::Own(find_tools(v, exposed, incoming)),
         Here::Accept => Answered::Own(StatusCode::ACCEPTED.into_response()),
         Here::SetLevel => Answered::Members(session::set_level(v, incoming).await?),
@@ -154,7 +155,7 @@ struct Cursor<'a> {
 }
 
 /// A list method's answer: one page of what the caller may use.
-pub(crate) fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
+async fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Result<Response, Rejection> {
     let id = incoming.message.id.clone();
     let kind = match incoming.message.method.as_str() {
         "tools/list" => Kind::Tool,
@@ -171,11 +172,18 @@ pub(crate) fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> 
         None => 0,
         Some(c) => decode_cursor(&c, kind).ok_or_else(bad_cursor)?,
     };
-    let visible = visible(v, exposed, incoming, kind);
-    let listed: Vec<&Entry> = if kind == Kind::Tool && v.expose == Expose::Search {
-        visible.into_iter().filter(|e| v.pinned.contains(&e.exposed)).collect()
+    let search = kind == Kind::Tool && v.expose == Expose::Search;
+    let listed: Vec<Cow<'_, str>> = if search {
+        let pinned = visible(v, exposed, incoming, kind).into_iter();
+        pinned
+            .filter(|e| v.pinned.contains(&e.exposed))
+            .map(|e| Cow::Borrowed(e.json.as_str()))
+            .collect()
+    } else if exposed.live.is_empty() {
+        let entries = visible(v, exposed, incoming, kind).into_iter();
+        entries.map(|e| Cow::Borrowed(e.json.as_str())).collect()
     } else {
-        visible
+        live::listed(v, exposed, incoming, kind).await
     };
     if start > listed.len() {
         return Err(bad_cursor());
@@ -192,7 +200,7 @@ pub(crate) fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> 
         if i > 0 {
             body.push(',');
         }
-        body.push_str(&e.json);
+        body.push_str(e);
     }
     body.push(']');
     if start + PAGE < listed.len() {

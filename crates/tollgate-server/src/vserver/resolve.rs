@@ -3,7 +3,9 @@
 //! Between `identify` and the member route's catalog gate: the one message
 //! of the call is resolved, by its method and the name it targets, to the
 //! member that exposes that name (with the member's own name and where it
-//! sits in the body), to the member a task handle names, or to an answer
+//! sits in the body), to the member a task handle names, to a member whose
+//! gate is off by the name it would expose (a definition it offers in the
+//! caller's session that no sync saw), or to an answer
 //! the virtual server gives itself. Nothing is sent here; a name no member
 //! exposes, a method the virtual server does not serve, or a legacy
 //! request outside a session of ours is refused.
@@ -26,13 +28,17 @@ pub(crate) enum Resolved<'e> {
     /// To the member exposing its target, renamed at the path in the body
     /// when the member's own name differs.
     Member(Target<'e>, NamePath),
-    /// A `tasks/*` request, to the member whose task its handle names,
-    /// with the member's own task id.
-    Task {
+    /// To a member by a name the exposed catalog does not list: a
+    /// `tasks/*` request to the member whose task its handle names, or a
+    /// definition of a member whose gate is off, offered in the caller's
+    /// session only.
+    Named {
         /// The member's index.
         member: usize,
-        /// The member's own task id.
+        /// The member's own name (or task id).
         own: String,
+        /// Where the name sits in the body.
+        path: NamePath,
     },
     /// Answered by the virtual server itself.
     Here(Here),
@@ -78,11 +84,12 @@ pub(crate) fn resolve<'e>(
     }
     let id = || m.id.clone();
     let name = m.name.as_deref().unwrap_or_default();
-    let by_name = |kind: Kind| {
-        exposed
-            .get(kind, name)
-            .map(|e| Resolved::Member(e.target(), Some(&["params", "name"])))
-            .ok_or_else(|| unknown(kind.as_str(), name, id()))
+    let by_name = |kind: Kind, path: NamePath| match exposed.get(kind, name) {
+        Some(e) => Ok(Resolved::Member(e.target(), path)),
+        None => exposed
+            .live_target(kind, name)
+            .map(|(member, own)| Resolved::Named { member, own, path })
+            .ok_or_else(|| unknown(kind.as_str(), name, id())),
     };
     match (m.kind, m.method.as_str()) {
         (MessageKind::Request, "initialize") => Ok(Resolved::Here(Here::Initialize)),
@@ -94,15 +101,21 @@ pub(crate) fn resolve<'e>(
         (MessageKind::Request, "tools/call") if v.expose == Expose::Search && name == FIND_TOOLS => {
             Ok(Resolved::Here(Here::FindTools))
         }
-        (MessageKind::Request, "tools/call") => by_name(Kind::Tool),
-        (MessageKind::Request, "prompts/get") => by_name(Kind::Prompt),
-        (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => exposed
-            .resource(name)
-            .map(|e| Resolved::Member(e.target(), None))
-            .ok_or_else(|| unknown("resource", name, id())),
+        (MessageKind::Request, "tools/call") => by_name(Kind::Tool, Some(&["params", "name"])),
+        (MessageKind::Request, "prompts/get") => by_name(Kind::Prompt, Some(&["params", "name"])),
+        (MessageKind::Request, "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
+            match exposed.resource(name) {
+                Some(e) => Ok(Resolved::Member(e.target(), None)),
+                None => by_name(Kind::Resource, None),
+            }
+        }
         (MessageKind::Request, method) if names_a_task(method) && exposed.tasks => {
             let (member, own) = tasks::resolve(v, incoming)?;
-            Ok(Resolved::Task { member, own })
+            Ok(Resolved::Named {
+                member,
+                own,
+                path: Some(&["params", "taskId"]),
+            })
         }
         (MessageKind::Request, "completion/complete") => complete(exposed, incoming),
         (MessageKind::Request, "logging/setLevel") if incoming.era == Era::Legacy => Ok(Resolved::Here(Here::SetLevel)),

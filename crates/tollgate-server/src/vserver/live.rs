@@ -1,0 +1,117 @@
+//! The lists of a virtual server whose members include one with its
+//! catalog gate off.
+//!
+//! A member whose gate is off is not governed by its catalog: what it
+//! offers is whatever it offers the caller, in the caller's own session
+//! (a server may list per session, or change its list after a sync). So
+//! its part of a list is asked of the member itself, through the member
+//! route's phases for the caller (policies filter it there, as on the
+//! member's own route), every page of it, and named as the virtual server
+//! exposes it (prefix, filters, renames, descriptions); the members whose
+//! gate is on keep their approved, exposed entries. The parts follow the
+//! members' order. Calls to a name only such a member offers are resolved
+//! by its prefix and renames (`resolve`).
+
+use std::borrow::Cow;
+
+use http_body_util::{BodyExt, Limited};
+use serde_json::Value;
+use tollgate_catalog::Kind;
+use tollgate_catalog::compose::{Exposed, MemberSpec};
+use tollgate_mcp::answer_messages;
+use tollgate_mcp::sse::is_event_stream;
+
+use super::{Incoming, VirtualRoute, answer, delegate};
+
+/// Pages asked of one member for one list, at most.
+const MAX_PAGES: usize = 20;
+/// The largest list page read from a member.
+const MAX_PAGE_BYTES: usize = 4 << 20;
+
+/// Every entry of `kind` in list order, as JSON: the exposed entries the
+/// caller may use of the members whose gate is on, and what each member
+/// whose gate is off lists in the caller's session.
+pub(crate) async fn listed<'e>(
+    v: &VirtualRoute,
+    exposed: &'e Exposed,
+    incoming: &Incoming,
+    kind: Kind,
+) -> Vec<Cow<'e, str>> {
+    let visible = answer::visible(v, exposed, incoming, kind);
+    let asked = exposed
+        .live
+        .iter()
+        .map(|(member, spec)| ask(v, incoming, *member, spec, kind));
+    let mut fetched = futures_util::future::join_all(asked).await.into_iter();
+    let mut out = Vec::new();
+    for i in 0..v.members.len() {
+        if exposed.live.iter().any(|(m, _)| *m == i) {
+            out.extend(fetched.next().unwrap_or_default().into_iter().map(Cow::Owned));
+        } else {
+            let mine = visible.iter().filter(|e| e.member == i);
+            out.extend(mine.map(|e| Cow::Borrowed(e.json.as_str())));
+        }
+    }
+    out
+}
+
+/// What member `member` lists of `kind` in the caller's session, every
+/// page, named as exposed. A member that does not answer lists nothing.
+async fn ask(v: &VirtualRoute, incoming: &Incoming, member: usize, spec: &MemberSpec, kind: Kind) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let Some(result) = page(v, incoming, member, cursor.as_deref()).await else {
+            break;
+        };
+        let listed = result.get(kind.result_key()).and_then(Value::as_array);
+        out.extend(listed.into_iter().flatten().filter_map(|d| exposed(spec, kind, d)));
+        cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    out
+}
+
+/// One page of the member's list: the `result` of its answer.
+async fn page(v: &VirtualRoute, incoming: &Incoming, member: usize, cursor: Option<&str>) -> Option<Value> {
+    let mut body: Value = serde_json::from_slice(&incoming.body).ok()?;
+    let params = body
+        .as_object_mut()?
+        .entry("params")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let params = params.as_object_mut()?;
+    match cursor {
+        Some(c) => params.insert("cursor".to_owned(), Value::from(c)),
+        None => params.remove("cursor"),
+    };
+    let req = delegate::request(v, incoming, member, serde_json::to_vec(&body).ok()?.into()).ok()?;
+    let res = delegate::send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
+    if !res.status().is_success() {
+        return None;
+    }
+    let sse = is_event_stream(res.headers());
+    let bytes = Limited::new(res.into_body(), MAX_PAGE_BYTES)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    answer_messages(&bytes, sse)
+        .filter_map(|m| serde_json::from_slice::<Value>(&m).ok())
+        .find_map(|mut m| m.get_mut("result").map(Value::take))
+}
+
+/// A member's definition as the virtual server exposes it, as JSON (`None`:
+/// left out).
+fn exposed(spec: &MemberSpec, kind: Kind, definition: &Value) -> Option<String> {
+    let key = kind.key_field();
+    let own = definition.get(key)?.as_str()?;
+    let name = spec.exposed_name(kind, own)?;
+    let mut definition = definition.clone();
+    if let Some(description) = spec.describe.get(own) {
+        definition["description"] = Value::from(description.as_str());
+    }
+    definition[key] = Value::from(name);
+    Some(definition.to_string())
+}
