@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402
 from load import run_oha, run_wrk, wrk_lua  # noqa: E402
 from pipeline import check_audit_trails, mint_token, prepare_policies  # noqa: E402
-from procs import Procs, port_free, render, wait_exposed, wait_port, wait_ready  # noqa: E402
+from procs import Procs, approve_all, port_free, render, wait_port, wait_ready  # noqa: E402
 from procstat import Meter, children_of, cpu_info, proc_status, thread_cpu  # noqa: E402
 from rawhttp import idle_memory, make_body, sanity_check  # noqa: E402
 from settings import (  # noqa: E402
@@ -157,7 +157,8 @@ def start_servers(procs: Procs, doc: dict) -> dict[str, subprocess.Popen]:
     catalog = procs.start("catalog-stub", [sys.executable, str(LIB / "catalog_stub.py"), "--port", str(PORTS["CATALOG"]),
                                            *(a for path, src in CATALOGS.items() for a in ("--serve", f"{path}={src}"))])
     wait_port(PORTS["CATALOG"])
-    gwv = serve(procs, "tollgate-virtual", render("tollgate-virtual.toml", WORK / "tollgate-virtual.toml"))
+    virtual_conf = render("tollgate-virtual.toml", WORK / "tollgate-virtual.toml")
+    gwv = serve(procs, "tollgate-virtual", virtual_conf)
     # Cr: the rate limit's counter in a redis-server on loopback, without
     # persistence; the gateway connects to it when it starts.
     redis = procs.start("redis", [TOOLS["redis"], "--bind", "127.0.0.1", "--port", str(PORTS["REDIS"]),
@@ -169,7 +170,8 @@ def start_servers(procs: Procs, doc: dict) -> dict[str, subprocess.Popen]:
     for key in ("C", "CA", "CF", "CV", "CR"):
         wait_port(PORTS[key])
         wait_ready(PORTS[f"{key}_ADMIN"])
-    wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED)
+    # Vl's member is governed: its list is the approved catalog.
+    approve_all(TOOLS["tollgate"], virtual_conf, "bench-catalog", PORTS["CV_ADMIN"], VIRTUAL_EXPOSED)
     procs.check()
     return {"stub": stub, "sse": sse, "proxy": proxy, "gw": gw, "gwa": gwa, "gwf": gwf, "gwv": gwv, "catalog": catalog,
             "redis": redis, "gwr": gwr}

@@ -136,6 +136,24 @@ def wait_exposed(port: int, expected: dict[str, int], timeout: float = 30.0) -> 
                        f"after {timeout}s (did the members' catalog sync fail? see the gateway's log)")
 
 
+def approve_all(tollgate: str, config: Path, server: str, admin_port: int, expected: dict[str, int],
+                timeout: float = 30.0) -> None:
+    """Approve every definition of `server` (`tollgate catalog approve
+    --all`) once its first sync has run, until the virtual servers named in
+    `expected` expose that many tools: a virtual server answers lists from
+    a governed member's approved entries."""
+    deadline = time.monotonic() + timeout
+    while True:
+        subprocess.run([tollgate, "catalog", "approve", "--config", str(config), "--server", server, "--all",
+                        "--by", "bench@example.com"], capture_output=True, check=False)
+        try:
+            wait_exposed(admin_port, expected, timeout=2.0)
+            return
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+
+
 def render(template: str, out: Path, extra: dict[str, str] | None = None) -> Path:
     text = (BENCH / "conf" / template).read_text()
     values = {"WORK": str(WORK), "STUB_BODY": STUB_BODY, **{f"PORT_{k}": str(v) for k, v in PORTS.items()}}

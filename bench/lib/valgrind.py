@@ -167,15 +167,16 @@ def under_valgrind(tool_options: list[str], argv: list[str]) -> list[str]:
 def wait_up(name: str) -> None:
     """Wait (up to 180 s each: valgrind starts slowly) until the process
     listens, its /readyz answers and, for the virtual-server process, both
-    virtual servers expose their tools."""
-    from procs import wait_exposed, wait_port, wait_ready
-    from settings import PORTS, VIRTUAL_EXPOSED
+    virtual servers expose their tools (the governed member's approved)."""
+    from procs import approve_all, wait_port, wait_ready
+    from settings import PORTS, TOOLS, VIRTUAL_EXPOSED, WORK
 
     wait_port(PORTS[LISTEN[name]], timeout=180)
     if name in READY:
         wait_ready(PORTS[READY[name]], timeout=180)
     if name == "tollgate-virtual":
-        wait_exposed(PORTS["CV_ADMIN"], VIRTUAL_EXPOSED, timeout=180)
+        conf = WORK / "tollgate-virtual.toml"
+        approve_all(TOOLS["tollgate"], conf, "bench-catalog", PORTS["CV_ADMIN"], VIRTUAL_EXPOSED, timeout=180)
 
 
 def connect(arm: str, body: bytes):
