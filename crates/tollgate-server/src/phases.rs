@@ -6,7 +6,11 @@
 //! ```
 //!
 //! `admit` and `route` run in the front service (`front`) for every
-//! request; the rest runs here for requests on an MCP route. Each phase
+//! request; the rest runs here for requests on an MCP route. A virtual
+//! server (`vserver`) runs `authenticate` and `identify` for itself, then
+//! `resolve`s the call and enters a member route here: at the gate with
+//! the identified call ([`call_resolved`]), or at `identify` for the
+//! requests it fans out for an authenticated caller ([`call_as`]). Each phase
 //! takes the typed stage the one before it returned (`stage`) and returns
 //! the next stage or a [`Stop`]: no phase runs on facts it was not given.
 //! Every stop, whichever phase it comes from, leaves through [`refuse`] and

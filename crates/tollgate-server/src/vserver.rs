@@ -273,13 +273,16 @@ async fn pipeline(v: &Arc<VirtualRoute>, admitted: Admitted, parts: Parts, body:
     let request = classify(&parts);
     let (identified, _) = identify(&**v, &request, authenticated, &parts, body).await?;
     match identified.family {
+        // Boxed, here and below: the rare paths' futures (streams, session
+        // ends, the answers given here) would otherwise make every routed
+        // call's future as large as theirs, copied as such.
         McpMethod::StreamGet => {
-            let streams = relay::stream(v, &parts, identified.principal()).await;
+            let streams = Box::pin(relay::stream(v, &parts, identified.principal())).await;
             let (identified, res) = identified.check(streams)?;
             Ok(observe::answered(v, identified, Answered::Members(res)))
         }
         McpMethod::SessionDelete => {
-            let ended = session::end(v, &parts, identified.principal()).await;
+            let ended = Box::pin(session::end(v, &parts, identified.principal())).await;
             let (identified, res) = identified.check(ended)?;
             Ok(observe::answered(v, identified, Answered::Members(res)))
         }
@@ -306,7 +309,7 @@ async fn post(v: &Arc<VirtualRoute>, identified: Identified, parts: Parts) -> Re
             delegate::forward(v, identified, &mut incoming, target, path).await
         }
         Resolved::Here(here) => {
-            let answered = answer::here(v, &exposed, &incoming, here).await;
+            let answered = Box::pin(answer::here(v, &exposed, &incoming, here)).await;
             let (identified, answered) = identified.check(answered)?;
             Ok(observe::answered(v, identified, answered))
         }

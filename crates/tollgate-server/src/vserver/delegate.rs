@@ -59,7 +59,15 @@ pub(crate) async fn forward(
     let rewritten = rewrite(v, incoming, target, path);
     let (identified, (parts, body)) = identified.check(rewritten)?;
     let identified = renamed(v, identified, member, target, path, &body)?;
-    let res = phases::call_resolved(&member.route, identified, parts, Body::from(body)).await;
+    // Boxed: the member route's phases are a large future; held inline, the
+    // virtual server's own future would be as large, and copied as such.
+    let res = Box::pin(phases::call_resolved(
+        &member.route,
+        identified,
+        parts,
+        Body::from(body),
+    ))
+    .await;
     Ok(answered(v, incoming, target.member, res, ours).await)
 }
 
