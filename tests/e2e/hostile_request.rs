@@ -77,6 +77,28 @@ async fn a_virtual_server_refuses_versions_no_member_serves() {
     assert_eq!(body["error"]["data"]["requested"], "2031-01-01", "{body}");
 }
 
+#[tokio::test]
+async fn a_virtual_server_refuses_a_version_the_resolved_member_does_not_serve() {
+    // The version is served by one member; the call resolves to the other.
+    let demo = Demo::spawn().await;
+    let gw = TestGateway::spawn(&format!(
+        "[[servers]]\nname = \"modern\"\nurl = \"{0}\"\nlegacy = false\n\n\
+         [[servers]]\nname = \"both\"\nurl = \"{0}\"\n\n\
+         [[virtual_servers]]\nname = \"v\"\nmembers = [\n  {{ server = \"modern\", prefix = \"m_\" }},\n  \
+         {{ server = \"both\", prefix = \"b_\" }},\n]\n",
+        demo.url
+    ))
+    .await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "m_echo", "arguments": {"message": "hi"}}});
+    let res = legacy_request(&gw.url("v"), None, None, &call).send().await.unwrap();
+    let body = assert_rpc_error(res, 400, -32022, json!(7)).await;
+    // A legacy call without a version header asks for no revision by name;
+    // the answer names the versions of the member it was resolved to.
+    assert_eq!(body["error"]["data"]["requested"], "unknown", "{body}");
+    assert_eq!(body["error"]["data"]["supported"], json!(["2026-07-28"]), "{body}");
+}
+
 /// A `tools/call` without an id, in each era.
 fn id_less_calls() -> [(reqwest::header::HeaderMap, String); 2] {
     let mut modern = json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo", "arguments": {}}});

@@ -156,6 +156,22 @@ pub fn classify_post(headers: &StandardHeaders, scanned: &Scanned, versions: Ver
     Ok(call)
 }
 
+/// Refuse a call that `versions` do not serve: a version outside them, or
+/// a legacy call where they hold no legacy revision (as [`classify_post`]
+/// does). A virtual server checks the call it classified against the
+/// versions of the member it resolved the call to.
+///
+/// # Errors
+///
+/// `-32022` naming the revision the call asked for.
+pub fn check_served(call: &Call, versions: Versions) -> Result<()> {
+    let outside = call.version.is_some_and(|v| !versions.contains(v));
+    if outside || (call.era == Era::Legacy && !versions.legacy_allowed()) {
+        return Err(unsupported_version(requested(call), versions));
+    }
+    Ok(())
+}
+
 /// Refuse a notification whose method is not a notification's: every
 /// notification a client sends is `notifications/*`, and a request method
 /// without an id (`tools/call`, `resources/read`, …) would run on the

@@ -29,7 +29,7 @@ mod version;
 
 pub use answer::{answer_errors, answer_messages};
 pub use classify::{
-    Call, CallPlan, TASKS_EXTENSION, check_notification, classify_post, names_a_task, supported_versions,
+    Call, CallPlan, TASKS_EXTENSION, check_notification, check_served, classify_post, names_a_task, supported_versions,
     unsupported_version,
 };
 pub use completion::{CompletionRef, completion_ref};

@@ -24,7 +24,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Request};
 use tollgate_core::{Era, ErrorKind, Principal, Via};
 use tollgate_mcp::headers::{NAME, PROTOCOL_VERSION, SESSION_ID};
-use tollgate_mcp::{splice, unsupported_version};
+use tollgate_mcp::{check_served, splice};
 
 use super::exposed::Target;
 use super::resolve::NamePath;
@@ -114,10 +114,8 @@ fn renamed(
     body: &Bytes,
 ) -> Result<Identified, Stop> {
     let route = &member.route;
-    if let Some(version) = identified.call.version
-        && !route.served_versions().contains(version)
-    {
-        let refusal = unsupported_version(version.as_str(), route.named_versions()).with_id(identified.first_id());
+    if let Err(e) = check_served(&identified.call, route.served_versions()) {
+        let refusal = route.version_error(e).with_id(identified.first_id());
         return Err(identified.stop(refusal.into()));
     }
     let renamed = target.exposed != target.own;
