@@ -89,6 +89,12 @@ async fn page(v: &VirtualRoute, incoming: &Incoming, member: usize, cursor: Opti
     let req = delegate::request(v, incoming, member, serde_json::to_vec(&body).ok()?.into()).ok()?;
     let res = delegate::send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
     if !res.status().is_success() {
+        tracing::warn!(
+            virtual_server = %v.name,
+            member = %v.members.get(member).map_or("?", |m| &*m.route.name),
+            status = res.status().as_u16(),
+            "a member whose catalog gate is off did not list: its part of the list is left out"
+        );
         return None;
     }
     let sse = is_event_stream(res.headers());
