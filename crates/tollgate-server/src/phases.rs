@@ -41,7 +41,7 @@ use crate::phase::respond::{refuse, respond};
 use crate::phase::tasks;
 use crate::route::Route;
 use crate::stage::{Admitted, Authenticated, Identified, Stop};
-use crate::task_handle::{self, TaskSeal};
+use crate::task_handle;
 
 /// Serve one request on an MCP route.
 pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
@@ -69,7 +69,7 @@ pub(crate) async fn call_as(route: &Arc<Route>, authenticated: Authenticated, re
 /// policies, limits, credential, audit and metrics. Task handles are the
 /// virtual server's, not the member route's.
 pub(crate) async fn call_resolved(route: &Arc<Route>, identified: Identified, parts: Parts, body: Body) -> Response {
-    governed(route, identified, parts, body, None)
+    governed(route, identified, parts, body, false)
         .await
         .unwrap_or_else(|stop| refuse(route, stop))
 }
@@ -84,24 +84,25 @@ async fn identified(
     let request = classify(&parts);
     let (identified, body) = identify(&**route, &request, authenticated, &parts, body).await?;
     let (identified, body) = tasks::open(route, identified, &mut parts, body)?;
-    let sealing = tasks::sealing(route, &identified);
-    governed(route, identified, parts, body, sealing).await
+    governed(route, identified, parts, body, true).await
 }
 
 /// The phases that govern an identified call, in order: each takes the
 /// stage the one before returned, or the call stops with what is known so
-/// far. `sealing` seals the task ids of the answer for the caller.
+/// far. With `route_handles`, the task ids of the answer are sealed for
+/// the caller as this route's handles (a virtual server seals its own).
 async fn governed(
     route: &Arc<Route>,
     identified: Identified,
     parts: Parts,
     body: Body,
-    sealing: Option<TaskSeal>,
+    route_handles: bool,
 ) -> Result<Response, Stop> {
     let gated = gate(route, identified, &parts.headers)?;
     let authorized = authorize(route, gated)?;
     let limited = limit(route, authorized).await?;
     let credentialed = credential(route, limited, &parts).await?;
+    let sealing = route_handles.then(|| tasks::sealing(route, &credentialed)).flatten();
     let (forwarded, res) = forward(route, credentialed, parts, body).await?;
     let res = match sealing {
         Some(seal) => task_handle::seal_answer(seal, res).await,

@@ -185,6 +185,12 @@ pub(crate) async fn send_as(
     phases::call_as(&m.route, authenticated, Request::from_parts(parts, body)).await
 }
 
+/// Run `req` through member `member`'s route as part of the call
+/// `incoming`, for its caller.
+pub(crate) async fn send_for(v: &VirtualRoute, incoming: &Incoming, member: usize, req: Request<Body>) -> Response {
+    send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await
+}
+
 /// A POST of `body` to member `member` with a copy of the caller's
 /// headers, its address, and (legacy) the member's session id.
 pub(crate) fn request(

@@ -87,7 +87,7 @@ async fn page(v: &VirtualRoute, incoming: &Incoming, member: usize, cursor: Opti
         None => params.remove("cursor"),
     };
     let req = delegate::request(v, incoming, member, serde_json::to_vec(&body).ok()?.into()).ok()?;
-    let res = delegate::send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
+    let res = delegate::send_for(v, incoming, member, req).await;
     if !res.status().is_success() {
         tracing::warn!(
             virtual_server = %v.name,

@@ -146,7 +146,7 @@ pub(crate) async fn client_answer(v: &Arc<VirtualRoute>, incoming: &Incoming) ->
     }
     let body = splice::replace_raw(&incoming.body, &["id"], &raw).map_err(Rejection::from)?;
     let req = delegate::request(v, incoming, member, Bytes::from(body))?;
-    Ok(delegate::send_as(v, member, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await)
+    Ok(delegate::send_for(v, incoming, member, req).await)
 }
 
 /// The merged event id: every member's last event id.

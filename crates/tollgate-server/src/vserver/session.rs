@@ -172,7 +172,7 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
 /// what its capabilities announce.
 async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<(String, Option<String>, Announced)> {
     let req = delegate::request(v, incoming, i, incoming.body.clone()).ok()?;
-    let res = delegate::send_as(v, i, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
+    let res = delegate::send_for(v, incoming, i, req).await;
     if !res.status().is_success() {
         return None;
     }
@@ -277,7 +277,7 @@ async fn fan_out(v: &Arc<VirtualRoute>, incoming: &Incoming) -> Result<(), Rejec
     let members = members(v, &incoming.parts, incoming.principal.as_ref())?;
     futures_util::future::join_all(members.into_iter().map(|(i, _, _)| async move {
         if let Ok(req) = delegate::request(v, incoming, i, incoming.body.clone()) {
-            let _ = delegate::send_as(v, i, (incoming.principal.as_ref(), Some(&incoming.arrived)), req).await;
+            let _ = delegate::send_for(v, incoming, i, req).await;
         }
     }))
     .await;
