@@ -13,6 +13,8 @@
 
 pub mod audit_support;
 pub mod children;
+pub mod idp;
+pub mod oauth_clients;
 mod rpc;
 pub mod stub;
 pub mod tasks;

@@ -17,10 +17,30 @@ use tollgate_core::Principal;
 
 use crate::cache::{Entry, TokenCache, token_hash};
 use crate::fetch::{client, unix_now};
-use crate::jwks::{IssuerStatus, refresh_loop};
+use crate::jwks::{IssuerStatus, KeySet, refresh_loop};
 use crate::token::{TokenShape, read_token};
 use crate::verify::IssuerState;
 use crate::{AuthError, DevIssuer, SetupError, TokenRejection, claims};
+
+/// A local issuer's revoked grants: asked on every use of its tokens, with
+/// the token's `jti`.
+#[async_trait::async_trait]
+pub trait Revocations: Send + Sync + std::fmt::Debug {
+    /// Whether the grant of the token `token_id` was revoked.
+    async fn is_revoked(&self, token_id: &str) -> Result<bool, String>;
+}
+
+/// An issuer in this process (Tollgate's authorization server): its URL,
+/// its key set and its revocations.
+#[derive(Debug, Clone)]
+pub struct LocalIssuer {
+    /// The issuer URL.
+    pub issuer: String,
+    /// Its public key set (`{"keys": [...]}`).
+    pub jwks: Value,
+    /// Its revoked grants.
+    pub revocations: Arc<dyn Revocations>,
+}
 
 /// What the authenticator trusts, and how many verified tokens it keeps.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +95,21 @@ impl Authenticator {
     ///
     /// A missing introspection secret, or TLS setup failure.
     pub fn new(settings: &AuthenticatorSettings, dev: Option<&DevIssuer>) -> Result<Authenticator, SetupError> {
+        Authenticator::with_local(settings, dev, None)
+    }
+
+    /// [`Authenticator::new`], trusting a local issuer too: Tollgate's own
+    /// authorization server, whose keys are known and whose revoked grants
+    /// are asked about on every use of its tokens.
+    ///
+    /// # Errors
+    ///
+    /// As [`Authenticator::new`], or the local key set is not a JWKS.
+    pub fn with_local(
+        settings: &AuthenticatorSettings,
+        dev: Option<&DevIssuer>,
+        local: Option<LocalIssuer>,
+    ) -> Result<Authenticator, SetupError> {
         let secrets = &settings.introspection_secrets;
         let mut issuers = settings
             .issuers
@@ -84,6 +119,13 @@ impl Authenticator {
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(dev) = dev {
             issuers.push(dev.issuer_state());
+        }
+        if let Some(local) = local {
+            let keys = KeySet::from_jwks(local.jwks).map_err(|e| SetupError(format!("local issuer keys: {e}")))?;
+            // Same process, same clock: no skew to allow for.
+            let mut state = IssuerState::fixed(&local.issuer, jsonwebtoken::Algorithm::ES256, keys, 0);
+            state.revocations = Some(local.revocations);
+            issuers.insert(0, state);
         }
         Ok(Authenticator {
             inner: Arc::new(Inner {
@@ -156,11 +198,26 @@ impl Authenticator {
     /// consulted (keys never loaded, introspection failing).
     pub async fn authenticate(&self, token: &str, resource_url: &str) -> Result<Arc<Principal>, AuthError> {
         let entry = self.verified(token).await?;
-        if self.inner.issuers[entry.issuer].accepts_audience(&entry.principal, resource_url) {
-            Ok(entry.principal)
-        } else {
-            Err(AuthError::InvalidToken(TokenRejection::Audience))
+        let issuer = &self.inner.issuers[entry.issuer];
+        if !issuer.accepts_audience(&entry.principal, resource_url) {
+            return Err(AuthError::InvalidToken(TokenRejection::Audience));
         }
+        if let Some(revocations) = &issuer.revocations {
+            match revocations
+                .is_revoked(entry.principal.token_id.as_deref().unwrap_or(""))
+                .await
+            {
+                Ok(false) => {}
+                Ok(true) => return Err(AuthError::InvalidToken(TokenRejection::Revoked)),
+                Err(error) => {
+                    tracing::warn!(issuer = %issuer.issuer, %error, "cannot tell whether a grant was revoked");
+                    return Err(AuthError::Unavailable {
+                        issuer: issuer.issuer.clone(),
+                    });
+                }
+            }
+        }
+        Ok(entry.principal)
     }
 
     /// Validate `token` for a client that trusts one issuer and names its

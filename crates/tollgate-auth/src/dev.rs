@@ -177,7 +177,7 @@ impl DevIssuer {
     /// The authenticator's view of this issuer: its key, fixed.
     pub(crate) fn issuer_state(&self) -> IssuerState {
         let keys = KeySet::from_jwks(self.jwks()).unwrap_or_default();
-        IssuerState::fixed(&self.issuer, Algorithm::ES256, keys)
+        IssuerState::fixed(&self.issuer, Algorithm::ES256, keys, 30)
     }
 }
 

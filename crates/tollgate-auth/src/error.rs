@@ -33,6 +33,8 @@ pub enum TokenRejection {
     MissingClaim,
     /// Introspection says it is not active.
     Inactive,
+    /// Its grant was revoked at the authorization server.
+    Revoked,
 }
 
 impl TokenRejection {
@@ -50,6 +52,7 @@ impl TokenRejection {
             TokenRejection::Type => "The token type is not accepted",
             TokenRejection::MissingClaim => "The access token lacks a required claim",
             TokenRejection::Inactive => "The access token is not active",
+            TokenRejection::Revoked => "The access token was revoked",
         }
     }
 
@@ -67,6 +70,7 @@ impl TokenRejection {
             TokenRejection::Type => "type",
             TokenRejection::MissingClaim => "missing_claim",
             TokenRejection::Inactive => "inactive",
+            TokenRejection::Revoked => "revoked",
         }
     }
 }

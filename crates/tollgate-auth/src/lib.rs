@@ -38,7 +38,7 @@ mod resource;
 mod token;
 mod verify;
 
-pub use authenticator::{Authenticator, AuthenticatorSettings, RefreshTasks};
+pub use authenticator::{Authenticator, AuthenticatorSettings, LocalIssuer, RefreshTasks, Revocations};
 pub use bearer::bearer_token;
 pub use broker::{BrokerRoute, BrokerSettings, Caller, CredentialBroker, UpstreamCredential};
 pub use dev::{DEV_CLIENT_ID, DevIssuer};

@@ -25,6 +25,7 @@ pub struct ProtectedResource {
     metadata_url: String,
     metadata_path: String,
     scopes: Vec<String>,
+    supported: Vec<String>,
     metadata: Arc<[u8]>,
 }
 
@@ -68,6 +69,7 @@ impl ProtectedResource {
             metadata_url,
             metadata_path,
             scopes: scopes.to_vec(),
+            supported: supported.to_vec(),
             metadata: metadata.to_string().into_bytes().into(),
         })
     }
@@ -92,6 +94,11 @@ impl ProtectedResource {
     /// The RFC 9728 metadata, serialized JSON (`application/json`).
     pub fn metadata_json(&self) -> &[u8] {
         &self.metadata
+    }
+
+    /// Scopes the route advertises (`scopes_supported`).
+    pub fn scopes_supported(&self) -> &[String] {
+        &self.supported
     }
 
     /// Scopes every call on the route needs.

@@ -29,6 +29,9 @@ pub(crate) struct IssuerState {
     pub(crate) refresh_interval: Duration,
     min_refresh: Duration,
     pub(crate) introspection: Option<Introspector>,
+    /// Asked on every use of a token of this issuer (a local issuer's
+    /// revoked grants).
+    pub(crate) revocations: Option<Arc<dyn crate::Revocations>>,
 }
 
 impl IssuerState {
@@ -65,12 +68,13 @@ impl IssuerState {
             refresh_interval: iss.refresh_interval,
             min_refresh: iss.min_refresh_interval,
             introspection,
+            revocations: None,
         })
     }
 
-    /// An issuer whose keys are fixed (the development issuer).
-    pub(crate) fn fixed(issuer: &str, algorithm: Algorithm, keys: KeySet) -> IssuerState {
-        let leeway = 30;
+    /// An issuer whose keys are fixed (the development issuer, Tollgate's
+    /// authorization server), with `leeway` seconds of clock skew.
+    pub(crate) fn fixed(issuer: &str, algorithm: Algorithm, keys: KeySet, leeway: u64) -> IssuerState {
         IssuerState {
             issuer: issuer.to_owned(),
             keys: Arc::new(IssuerKeys::new(KeySource::Fixed, Some(keys))),
@@ -82,6 +86,7 @@ impl IssuerState {
             refresh_interval: Duration::from_secs(3600),
             min_refresh: Duration::from_secs(3600),
             introspection: None,
+            revocations: None,
         }
     }
 

@@ -8,6 +8,7 @@
 mod admin;
 mod audit;
 mod auth;
+mod authorization_server;
 mod budget;
 mod catalog;
 mod console;
@@ -33,12 +34,16 @@ pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
     SigningAlgorithm, StaticCredential,
 };
+pub use authorization_server::{AssertionIssuer, AuthorizationServer, IdentityProvider, Registration, UserClaims};
 pub use budget::{Budget, BudgetKey, BudgetPeriod, Price};
 pub use catalog::{Catalog, CatalogMode, lock_is_read_only, read_lock_text, write_lock_text};
 pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
-pub use load::{AuthSecrets, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load, load_str, schema};
+pub use load::{
+    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load,
+    load_str, schema,
+};
 pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,
     Timeouts, UpstreamHttp,

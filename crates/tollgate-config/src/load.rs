@@ -12,12 +12,14 @@ use crate::redact::{has_userinfo, scrub};
 
 mod admin;
 mod auth;
+mod authorization_server;
 mod console;
 mod rate_limits;
 mod virtual_servers;
 
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
 pub use auth::{AuthSecrets, DevIssuerSettings};
+pub use authorization_server::AuthorizationServerSettings;
 
 /// Where secrets referenced by the configuration are looked up. Tests pass
 /// their own; the binary passes [`ProcessEnvironment`].
@@ -62,6 +64,8 @@ pub struct Loaded {
     pub auth_secrets: AuthSecrets,
     /// The development issuer, when enabled.
     pub dev_issuer: Option<DevIssuerSettings>,
+    /// The authorization server (`[authorization_server]`), when enabled.
+    pub authorization_server: Option<AuthorizationServerSettings>,
     /// The `[limits.redis] password`, when one is configured.
     pub limit_store_password: Option<Secret>,
     /// The `[console] client_secret`, when one is configured.
@@ -117,6 +121,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let limit_store_password = store_password(&config, base, env, &mut problems);
     let console_secret = console::secret(&config, base, env, &mut problems);
     let admin_token = admin::token(&config, base, env, &mut problems);
+    let authorization_server = authorization_server::resolve(&config, base, env, &mut problems);
     let located = |found: Problems| -> Vec<ConfigError> {
         found
             .into_iter()
@@ -132,6 +137,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     Ok(Loaded {
         path: path.to_owned(),
         dev_issuer: auth::dev_issuer(&config, base),
+        authorization_server,
         config,
         session_keys,
         auth_secrets,
@@ -223,6 +229,7 @@ fn validate(c: &Config, out: &mut Problems) {
     validate_catalog(c, out);
     auth::validate(c, out);
     console::validate(c, out);
+    authorization_server::validate(c, out);
 }
 
 fn validate_catalog(c: &Config, out: &mut Problems) {

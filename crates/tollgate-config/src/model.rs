@@ -48,6 +48,10 @@ pub struct Config {
     /// A local token issuer for development (off by default).
     #[serde(default)]
     pub dev_issuer: DevIssuer,
+    /// Tollgate as the OAuth authorization server of its routes (off by
+    /// default).
+    #[serde(default)]
+    pub authorization_server: crate::AuthorizationServer,
     /// The audit trail: files, durability, spend estimation, OTLP export.
     #[serde(default)]
     pub audit: Audit,
@@ -102,7 +106,7 @@ impl Config {
     /// Whether routes that do not say need a token: yes when any issuer
     /// (or the development issuer) is configured.
     pub(crate) fn tokens_by_default(&self) -> bool {
-        !self.auth.issuers.is_empty() || self.dev_issuer.enabled
+        !self.auth.issuers.is_empty() || self.dev_issuer.enabled || self.authorization_server.enabled
     }
 
     /// The catalog gate in force on `server`: its own `catalog`, else
@@ -136,12 +140,18 @@ impl Config {
         })
     }
 
-    /// Every issuer whose tokens the gateway accepts: `[[auth.issuers]]`
-    /// and the development issuer, each once, in that order.
+    /// Every issuer whose tokens the gateway accepts: the authorization
+    /// server's own, `[[auth.issuers]]` and the development issuer, each
+    /// once, in that order.
     pub fn trusted_issuers(&self) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         let named = self.auth.issuers.iter().map(|i| i.issuer.clone());
-        for issuer in named.chain(self.dev_issuer_url()) {
+        let own = self
+            .authorization_server
+            .enabled
+            .then(|| self.public_base_url())
+            .flatten();
+        for issuer in own.into_iter().chain(named).chain(self.dev_issuer_url()) {
             if !all.contains(&issuer) {
                 all.push(issuer);
             }

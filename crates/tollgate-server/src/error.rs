@@ -40,6 +40,9 @@ pub enum GatewayError {
     /// The console cannot be set up.
     #[error("console: {0}")]
     Console(String),
+    /// The authorization server cannot be set up.
+    #[error(transparent)]
+    Issuer(#[from] tollgate_issuer::IssuerError),
 }
 
 /// An authentication or credential-broker setup failure.

@@ -1,7 +1,8 @@
 //! The public front, above the request path: every request is admitted
 //! (`phase::admit`), then routed by its path to an MCP route's phases
-//! (`phases`), a virtual server (`vserver`), or a protected-resource
-//! metadata document; anything else is answered "not found".
+//! (`phases`), a virtual server (`vserver`), a protected-resource
+//! metadata document, or the authorization server (`tollgate-issuer`);
+//! anything else is answered "not found".
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +32,8 @@ pub(crate) struct Front {
     pub(crate) virtuals: HashMap<Box<str>, Arc<VirtualRoute>>,
     /// RFC 9728 metadata documents by path.
     pub(crate) metadata: HashMap<Box<str>, Bytes>,
+    /// The authorization server's endpoints, when it is enabled.
+    pub(crate) front_door: Option<axum::Router>,
 }
 
 impl Front {
@@ -41,8 +44,19 @@ impl Front {
             .any(|v| v.members.iter().any(|m| &*m.route.name == name))
     }
 
-    /// Admit and route one request.
+    /// Admit and route one request. The authorization server's paths are
+    /// answered before the origin check: its script endpoints serve
+    /// browser clients of any origin (CORS), and its pages guard their
+    /// forms themselves (sign-in cookie, CSRF token).
     pub(crate) async fn call(&self, req: Request<Body>) -> Response {
+        if let Some(door) = &self.front_door
+            && tollgate_issuer::is_own_path(req.uri().path())
+        {
+            return match tower::ServiceExt::oneshot(door.clone(), req).await {
+                Ok(res) => res,
+                Err(never) => match never {},
+            };
+        }
         if let Err(rejection) = admit(&self.admission, req.headers()) {
             return render(&rejection);
         }

@@ -101,6 +101,7 @@ impl Gateway {
             call_metrics: Arc::new(CallMetrics::register(&registry)?),
             extra,
             dev: dev_issuer(loaded)?.map(Arc::new),
+            issuer: crate::front_door::issuer(loaded)?,
             workers,
         });
         let live = Arc::new(Live::new(generation::build(loaded.clone(), &base, None, 1)?));

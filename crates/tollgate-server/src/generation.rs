@@ -41,6 +41,9 @@ pub(crate) struct Base {
     /// An embedder's own observers of every call.
     pub(crate) extra: Vec<Arc<dyn CallObserver>>,
     pub(crate) dev: Option<Arc<DevIssuer>>,
+    /// The authorization server (`[authorization_server]`), kept across
+    /// reloads with its clients, grants and keys.
+    pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
     pub(crate) workers: usize,
 }
 
@@ -66,7 +69,7 @@ pub(crate) fn build(
     number: u64,
 ) -> Result<Generation, GatewayError> {
     let config = &loaded.config;
-    let authenticator = authenticator(&loaded, base.dev.as_deref(), previous)?;
+    let authenticator = authenticator(&loaded, base, previous)?;
     let issuers = authenticator.issuers();
     let authenticated = config.servers.iter().any(|s| config.auth_required(s))
         || config.virtual_servers.iter().any(|v| config.virtual_auth_required(v));
@@ -95,6 +98,7 @@ pub(crate) fn build(
         workers: base.workers,
         base: loaded.path.parent().unwrap_or(std::path::Path::new(".")),
         previous,
+        issuer: base.issuer.as_ref(),
     };
     let front = Arc::new(front(config, &context)?);
     // Routes with the gate off are not synced (the gateway does not talk
@@ -126,13 +130,17 @@ pub(crate) fn build(
 /// tokens stay warm), else a new one.
 fn authenticator(
     loaded: &Loaded,
-    dev: Option<&DevIssuer>,
+    base: &Base,
     previous: Option<&Generation>,
 ) -> Result<Arc<Authenticator>, GatewayError> {
     let settings = settings::authenticator(loaded);
     match previous.filter(|p| settings::authenticator(&p.loaded) == settings) {
         Some(p) => Ok(p.authenticator.clone()),
-        None => Ok(Arc::new(Authenticator::new(&settings, dev).map_err(auth_err)?)),
+        None => {
+            let local = base.issuer.as_ref().map(tollgate_issuer::Issuer::local_issuer);
+            let authn = Authenticator::with_local(&settings, base.dev.as_deref(), local).map_err(auth_err)?;
+            Ok(Arc::new(authn))
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod dev_signin;
 mod error;
 mod facts;
 mod front;
+mod front_door;
 mod gateway;
 mod generation;
 mod governance;

@@ -197,10 +197,11 @@ fn validate_server(c: &Config, s: &Server, base: Vec<Seg>, out: &mut Problems) {
 /// A route's `auth` table, of a server or a virtual server.
 fn validate_route_auth(c: &Config, auth: &ServerAuth, required: bool, base: &[Seg], out: &mut Problems) {
     let base = base.to_vec();
-    if required && c.auth.issuers.is_empty() && !c.dev_issuer.enabled {
+    if required && !c.tokens_by_default() {
         out.push((
             at(base.clone(), &["auth", "required"]),
-            "a token is required but no [[auth.issuers]] (or [dev_issuer]) is configured".into(),
+            "a token is required but no [[auth.issuers]] (nor [authorization_server], nor [dev_issuer]) is configured"
+                .into(),
         ));
     }
     if required && c.public_base_url().is_none() {

@@ -35,6 +35,8 @@ pub(super) struct RouteContext<'a> {
     pub(super) base: &'a std::path::Path,
     /// The generation a reload replaces, whose state carries over.
     pub(super) previous: Option<&'a Generation>,
+    /// The authorization server, when enabled.
+    pub(super) issuer: Option<&'a Arc<tollgate_issuer::Issuer>>,
 }
 
 /// The front: admission, and one route per `[[servers]]` entry with its
@@ -60,12 +62,32 @@ pub(super) fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, Gat
         config.security.allowed_origins.clone(),
         base.as_deref(),
     );
+    let front_door = cx.issuer.map(|issuer| {
+        issuer.serve(served(&routes, &virtuals));
+        tollgate_issuer::router(issuer.clone())
+    });
     Ok(Front {
         admission,
         routes,
         virtuals,
         metadata,
+        front_door,
     })
+}
+
+/// Every protected route's resource URL and the scopes it offers: what
+/// the authorization server issues tokens for.
+fn served(
+    routes: &HashMap<Box<str>, Arc<Route>>,
+    virtuals: &HashMap<Box<str>, Arc<VirtualRoute>>,
+) -> tollgate_issuer::Resources {
+    let resources = routes
+        .values()
+        .filter_map(|r| r.resource.as_ref())
+        .chain(virtuals.values().filter_map(|v| v.resource.as_ref()));
+    resources
+        .map(|r| (r.resource().to_owned(), r.scopes_supported().to_vec()))
+        .collect()
 }
 
 /// One virtual route per `[[virtual_servers]]` entry over the routes of

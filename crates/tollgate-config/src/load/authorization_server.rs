@@ -1,0 +1,175 @@
+//! Checks of `[authorization_server]` and what it needs resolved at load:
+//! its issuer URL, key files, the identity provider's client secret and
+//! the CA trusted for client metadata documents.
+
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use super::{Environment, Problems, key, read_secret};
+use crate::{Config, Secret};
+
+/// The authorization server's settings resolved at load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorizationServerSettings {
+    /// Its issuer identifier: the public base URL.
+    pub issuer: String,
+    /// The current signing key's file (absolute).
+    pub key_file: PathBuf,
+    /// Previous keys (PEM), still published.
+    pub previous_keys: Vec<Secret>,
+    /// Tollgate's client secret at the identity provider.
+    pub idp_secret: Option<Secret>,
+    /// PEM bytes of extra CAs for metadata documents.
+    pub metadata_ca: Option<Vec<u8>>,
+}
+
+const AS: &str = "authorization_server";
+
+pub(super) fn validate(c: &Config, out: &mut Problems) {
+    let a = &c.authorization_server;
+    if !a.enabled {
+        return;
+    }
+    if c.public_base_url().is_none() {
+        out.push((
+            key(&[AS, "enabled"]),
+            "needs auth.public_base_url (the issuer and the routes' resource URLs)".into(),
+        ));
+    }
+    for (name, d) in [
+        ("access_token_ttl", a.access_token_ttl),
+        ("refresh_token_ttl", a.refresh_token_ttl),
+        ("sign_in_ttl", a.sign_in_ttl),
+    ] {
+        if d.is_zero() {
+            out.push((key(&[AS, name]), "must be greater than 0".into()));
+        }
+    }
+    if a.access_token_ttl.as_secs() > 24 * 3600 {
+        out.push((
+            key(&[AS, "access_token_ttl"]),
+            "at most 24h: access tokens are short-lived (refresh tokens keep clients signed in)".into(),
+        ));
+    }
+    let exposed = [c.listen.public, c.listen.admin].iter().any(|l| !l.ip().is_loopback());
+    if a.development && exposed {
+        out.push((
+            key(&[AS, "development"]),
+            "only with loopback listeners: it lets client metadata documents point at private addresses".into(),
+        ));
+    }
+    match &a.identity_provider {
+        Some(idp) => check_issuer_url(
+            &idp.issuer,
+            idp.allow_insecure_http,
+            key(&[AS, "identity_provider", "issuer"]),
+            out,
+        ),
+        None if !c.dev_issuer.enabled || c.dev_issuer.users.is_empty() => out.push((
+            key(&[AS, "identity_provider"]),
+            "required: users sign in at the company identity provider \
+             (or, in development, as one of [[dev_issuer.users]])"
+                .into(),
+        )),
+        None => {}
+    }
+    for (i, origin) in a.registration.web_origins.iter().enumerate() {
+        let ok = Url::parse(origin).is_ok_and(|u| u.scheme() == "https" && u.origin().ascii_serialization() == *origin);
+        if !ok {
+            out.push((
+                index(&[AS, "registration", "web_origins"], i),
+                "must be an https origin such as https://claude.ai (no path, no trailing slash)".into(),
+            ));
+        }
+    }
+    for (i, scheme) in a.registration.redirect_schemes.iter().enumerate() {
+        let private = scheme
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "+-.".contains(ch));
+        if !private || matches!(scheme.as_str(), "http" | "https" | "javascript" | "data" | "file") {
+            out.push((
+                index(&[AS, "registration", "redirect_schemes"], i),
+                "must be a private-use URI scheme (e.g. cursor), not http, https, javascript, data or file".into(),
+            ));
+        }
+    }
+    for (i, t) in a.trusted_assertion_issuers.iter().enumerate() {
+        let mut at = index(&[AS, "trusted_assertion_issuers"], i);
+        at.push(crate::locate::Seg::Key("issuer".into()));
+        check_issuer_url(&t.issuer, t.allow_insecure_http, at, out);
+    }
+}
+
+fn index(parts: &[&str], i: usize) -> Vec<crate::locate::Seg> {
+    let mut at = key(parts);
+    at.push(crate::locate::Seg::Index(i));
+    at
+}
+
+/// An issuer must be `https`, or `http` on a loopback host when allowed.
+fn check_issuer_url(issuer: &str, allow_http: bool, at: Vec<crate::locate::Seg>, out: &mut Problems) {
+    match Url::parse(issuer) {
+        Err(e) => out.push((at, format!("not a URL: {e}"))),
+        Ok(u) if u.scheme() == "https" => {}
+        Ok(u) if u.scheme() == "http" && allow_http && is_loopback(&u) => {}
+        Ok(_) => out.push((
+            at,
+            "must be https (http only on a loopback host with allow_insecure_http)".into(),
+        )),
+    }
+}
+
+fn is_loopback(u: &Url) -> bool {
+    match u.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The resolved settings when the authorization server is enabled.
+pub(super) fn resolve(
+    c: &Config,
+    base: &Path,
+    env: &dyn Environment,
+    out: &mut Problems,
+) -> Option<AuthorizationServerSettings> {
+    let a = &c.authorization_server;
+    if !a.enabled {
+        return None;
+    }
+    let idp_secret = a.identity_provider.as_ref().and_then(|idp| {
+        read_secret(&idp.client_secret, base, env)
+            .map_err(|msg| out.push((key(&[AS, "identity_provider", "client_secret"]), msg)))
+            .ok()
+    });
+    let metadata_ca = a.registration.metadata_ca_file.as_ref().and_then(|file| {
+        std::fs::read(base.join(file))
+            .map_err(|e| {
+                out.push((
+                    key(&[AS, "registration", "metadata_ca_file"]),
+                    format!("cannot read {}: {e}", base.join(file).display()),
+                ));
+            })
+            .ok()
+    });
+    let mut previous_keys = Vec::new();
+    for (i, file) in a.previous_key_files.iter().enumerate() {
+        match std::fs::read(base.join(file)) {
+            Ok(pem) => previous_keys.push(Secret::new(pem)),
+            Err(e) => out.push((
+                index(&[AS, "previous_key_files"], i),
+                format!("cannot read {}: {e}", base.join(file).display()),
+            )),
+        }
+    }
+    Some(AuthorizationServerSettings {
+        issuer: c.public_base_url()?,
+        key_file: base.join(&a.key_file),
+        previous_keys,
+        idp_secret,
+        metadata_ca,
+    })
+}

@@ -1,0 +1,74 @@
+//! The authorization server of `[authorization_server]`, built once at
+//! start (its clients, grants and keys outlive reloads) from the settings
+//! resolved at load: its keys (the current key file created on first
+//! use), where users sign in, the registration policy, how client
+//! metadata documents are fetched, and the trusted assertion issuers.
+
+use std::sync::Arc;
+
+use tollgate_auth::DevIssuer;
+use tollgate_config::{AuthorizationServer, Loaded, read_or_create_file};
+use tollgate_issuer::{
+    AssertionSettings, IdentitySettings, Issuer, Keys, MemoryStore, OidcSettings, RegistrationPolicy, Settings,
+};
+
+use crate::error::GatewayError;
+
+/// The authorization server, when enabled.
+pub(crate) fn issuer(loaded: &Loaded) -> Result<Option<Arc<Issuer>>, GatewayError> {
+    let Some(resolved) = &loaded.authorization_server else {
+        return Ok(None);
+    };
+    let config = &loaded.config.authorization_server;
+    let pem = read_or_create_file(&resolved.key_file, DevIssuer::generate_pem).map_err(GatewayError::Auth)?;
+    let previous: Vec<&[u8]> = resolved.previous_keys.iter().map(|k| k.expose()).collect();
+    let keys = Keys::from_pems(pem.expose(), &previous)?;
+    let identity = match (&config.identity_provider, &resolved.idp_secret) {
+        (Some(idp), Some(secret)) => IdentitySettings::Oidc(OidcSettings {
+            issuer: idp.issuer.clone(),
+            client_id: idp.client_id.clone(),
+            client_secret: secret.expose().to_vec(),
+            scopes: idp.scopes.clone(),
+            claims: idp.claims.clone(),
+        }),
+        _ => IdentitySettings::Development(loaded.config.dev_issuer.users.clone()),
+    };
+    let settings = Settings {
+        issuer: resolved.issuer.clone(),
+        access_ttl: config.access_token_ttl,
+        refresh_ttl: config.refresh_token_ttl,
+        sign_in_ttl: config.sign_in_ttl,
+        development: config.development,
+        identity,
+        registration: policy(config),
+        cimd: tollgate_issuer::cimd::CimdSettings {
+            development: config.development,
+            allowed_hosts: config.registration.metadata_hosts.clone(),
+            extra_roots: resolved.metadata_ca.iter().cloned().collect(),
+            ..Default::default()
+        },
+        assertions: config
+            .trusted_assertion_issuers
+            .iter()
+            .map(|t| AssertionSettings {
+                issuer: t.issuer.clone(),
+                jwks_uri: t.jwks_uri.clone(),
+                claims: t.claims.clone(),
+            })
+            .collect(),
+    };
+    let issuer = Issuer::new(settings, keys, Arc::new(MemoryStore::default()))?;
+    tracing::info!(issuer = %issuer.issuer(), "authorization server enabled");
+    Ok(Some(Arc::new(issuer)))
+}
+
+fn policy(config: &AuthorizationServer) -> RegistrationPolicy {
+    let r = &config.registration;
+    RegistrationPolicy {
+        dynamic: r.dynamic,
+        metadata_documents: r.metadata_documents,
+        loopback_redirects: r.loopback_redirects,
+        redirect_schemes: r.redirect_schemes.clone(),
+        web_origins: r.web_origins.clone(),
+    }
+}

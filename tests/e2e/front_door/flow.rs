@@ -1,0 +1,132 @@
+//! The whole dance with the development sign-in: metadata, registration,
+//! authorization, consent, code, token, calls, refresh and revocation.
+
+use serde_json::Value;
+use tollgate_e2e::Demo;
+use tollgate_e2e::audit_support::records;
+
+use crate::oauth::{
+    REDIRECT, authorize_url, browse, call, claims, client, gateway, param, pkce, register, sign_in, token,
+};
+
+#[tokio::test]
+async fn a_registered_client_gets_a_route_token_for_the_signed_in_user() {
+    let demo = Demo::spawn().await;
+    let gw = gateway(&demo, "").await;
+    let http = client();
+
+    // The route's challenge names its metadata; the metadata names Tollgate.
+    let res = http.post(gw.url("demo")).body("{}").send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    let prm: Value = http
+        .get(format!("{}/.well-known/oauth-protected-resource/mcp/demo", gw.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(prm["authorization_servers"][0], gw.base.as_str(), "{prm}");
+    // Every metadata path a client of any revision tries.
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+        "/.well-known/oauth-authorization-server/mcp/demo",
+    ] {
+        let doc: Value = http
+            .get(format!("{}{path}", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(doc["issuer"], gw.base.as_str(), "{path}");
+        assert_eq!(doc["code_challenge_methods_supported"][0], "S256");
+        assert_eq!(doc["authorization_response_iss_parameter_supported"], true);
+        assert_eq!(doc["client_id_metadata_document_supported"], true);
+    }
+
+    let (client_id, answer, _) = sign_in(&gw, "demo").await;
+    let access = answer["access_token"].as_str().unwrap();
+    let c = claims(access);
+    assert_eq!(c["iss"], gw.base.as_str());
+    assert_eq!(c["aud"][0], gw.url("demo"));
+    assert_eq!(c["sub"], "alice");
+    assert_eq!(c["client_id"], client_id.as_str());
+    assert_eq!(c["team"], "payments");
+    assert_eq!(c["cost_center"], "cc-7");
+    assert_eq!(c["scope"], "mcp:tools");
+    assert_eq!(answer["expires_in"], 300);
+    assert_eq!(call(&gw, "demo", access).await, 200);
+    assert_eq!(call(&gw, "other", access).await, 401, "bound to the route requested");
+    gw.hangup().await;
+    let audit = records(&gw.audit_dir());
+    let record = audit
+        .iter()
+        .find(|r| r.principal.as_ref().is_some_and(|p| p.subject == "alice"))
+        .unwrap();
+    let principal = record.principal.as_ref().unwrap();
+    assert_eq!(principal.client_id.as_deref(), Some(client_id.as_str()));
+    assert_eq!(principal.issuer, gw.base);
+
+    // The refresh token rotates; the new access token works.
+    let refresh = answer["refresh_token"].as_str().unwrap();
+    let (status, next) = token(
+        &gw,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{next}");
+    assert_ne!(next["refresh_token"], answer["refresh_token"]);
+    let access2 = next["access_token"].as_str().unwrap();
+    assert_eq!(call(&gw, "demo", access2).await, 200);
+
+    // Revoking the grant stops its refresh and access tokens.
+    let res = http
+        .post(format!("{}/revoke", gw.base))
+        .form(&[
+            ("token", next["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(call(&gw, "demo", access2).await, 401);
+    assert_eq!(call(&gw, "demo", access).await, 401);
+    let (status, err) = token(
+        &gw,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", next["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")));
+}
+
+#[tokio::test]
+async fn consent_is_remembered_and_a_denial_goes_back_to_the_client() {
+    let demo = Demo::spawn().await;
+    let gw = gateway(&demo, "").await;
+    let reg: Value = register(&gw, &[REDIRECT]).await.json().await.unwrap();
+    let client_id = reg["client_id"].as_str().unwrap();
+    let (_, challenge) = pkce("deny");
+    let url = authorize_url(&gw, client_id, &challenge, &gw.url("demo"), &[]);
+    let back = browse(&gw, &url, "alice", "deny").await;
+    assert_eq!(param(&back, "error").as_deref(), Some("access_denied"));
+    assert_eq!(param(&back, "state").as_deref(), Some("st-1"));
+    assert_eq!(param(&back, "iss").as_deref(), Some(gw.base.as_str()));
+
+    let back = browse(&gw, &url, "alice", "allow").await;
+    assert!(param(&back, "code").is_some());
+    // Asked again for the same scopes and route: no consent page.
+    let back = browse(&gw, &url, "alice", "never-shown").await;
+    assert!(param(&back, "code").is_some(), "{back}");
+}
