@@ -17,5 +17,7 @@
 mod flow;
 #[path = "front_door/hostile.rs"]
 mod hostile;
+#[path = "front_door/idp.rs"]
+mod idp;
 #[path = "front_door/oauth.rs"]
 mod oauth;
