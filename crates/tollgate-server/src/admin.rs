@@ -22,6 +22,7 @@ use http::header::CONTENT_TYPE;
 use prometheus::{Encoder, Registry, TextEncoder};
 use tollgate_auth::DevIssuer;
 
+mod clients;
 mod gate;
 
 use crate::catalog::Approvals;
@@ -60,6 +61,8 @@ pub(crate) struct AdminState {
     /// The approved definitions and their file.
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
+    /// The authorization server, when enabled: its clients and grants.
+    pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
 }
 
 /// The admin router. With the development issuer enabled, it also serves
@@ -70,7 +73,8 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>, signin: bool) -
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route("/catalog", get(catalog));
+        .route("/catalog", get(catalog))
+        .merge(clients::routes());
     if let Some(dev) = dev {
         let jwks = Json(dev.jwks());
         let base = dev.issuer().trim_end_matches('/');

@@ -128,6 +128,7 @@ impl Gateway {
             live: live.clone(),
             approvals: base.approvals.clone(),
             lock: lock.clone(),
+            issuer: base.issuer.clone(),
         };
         Ok(Gateway {
             public: stack::build(live.clone(), Metrics::register(&registry)?, &config.limits),

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 mod audit_cmd;
 mod catalog_cmd;
 mod index_cmd;
+mod oauth_cmd;
 mod policy_cmd;
 mod render;
 mod warnings;
@@ -77,6 +78,16 @@ enum Command {
     ///
     /// Grouped by team, cost centre, subject, server, tool or trace.
     Usage(audit_cmd::UsageArgs),
+    /// The authorization server's clients (list, disable, enable, delete).
+    Clients {
+        #[command(subcommand)]
+        command: oauth_cmd::ClientsCommand,
+    },
+    /// Users' grants at the authorization server (list, revoke).
+    Grants {
+        #[command(subcommand)]
+        command: oauth_cmd::GrantsCommand,
+    },
     /// Development tokens from the configured `[dev_issuer]`.
     Token {
         #[command(subcommand)]
@@ -172,6 +183,8 @@ fn main() -> ExitCode {
         Command::Catalog { command } => catalog_cmd::run(&command),
         Command::Audit { command } => audit_cmd::run(&command),
         Command::Usage(args) => audit_cmd::run_usage(&args),
+        Command::Clients { command } => oauth_cmd::run_clients(&command),
+        Command::Grants { command } => oauth_cmd::run_grants(&command),
         Command::Token {
             command: TokenCommand::Mint(args),
         } => match mint(&args) {

@@ -130,3 +130,69 @@ async fn consent_is_remembered_and_a_denial_goes_back_to_the_client() {
     let back = browse(&gw, &url, "alice", "never-shown").await;
     assert!(param(&back, "code").is_some(), "{back}");
 }
+
+#[tokio::test]
+async fn administrators_list_disable_and_delete_clients_and_revoke_a_users_grants() {
+    let demo = Demo::spawn().await;
+    let gw = gateway(&demo, "").await;
+    let (client_id, answer, _) = sign_in(&gw, "demo").await;
+    let config = gw.dir.path().join("gateway.toml");
+    let config = config.to_str().unwrap();
+    let cli = |args: Vec<String>| async move {
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["--config", config]);
+        let out = tollgate_e2e::children::tollgate_cli(&all).await;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    let list = cli(vec!["clients".into(), "list".into()]).await;
+    assert!(
+        list.contains(&client_id) && list.contains("registered") && list.contains("Test client"),
+        "{list}"
+    );
+    let grants = cli(vec!["grants".into(), "list".into(), "--subject".into(), "alice".into()]).await;
+    assert!(
+        grants.contains(&client_id) && grants.contains(&gw.url("demo")),
+        "{grants}"
+    );
+
+    // A disabled client is refused at the token endpoint and at authorize.
+    cli(vec!["clients".into(), "disable".into(), client_id.clone()]).await;
+    assert!(cli(vec!["clients".into(), "list".into()]).await.contains("disabled"));
+    let refresh = answer["refresh_token"].as_str().unwrap();
+    let (status, err) = token(
+        &gw,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    assert_eq!((status, err["error"].as_str()), (401, Some("invalid_client")), "{err}");
+    let (_, challenge) = pkce("disabled");
+    let res = client()
+        .get(authorize_url(&gw, &client_id, &challenge, &gw.url("demo"), &[]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    cli(vec!["clients".into(), "enable".into(), client_id.clone()]).await;
+
+    // A user who left: every grant revoked, tokens refused at once.
+    let access = answer["access_token"].as_str().unwrap();
+    assert_eq!(call(&gw, "demo", access).await, 200);
+    let out = cli(vec![
+        "grants".into(),
+        "revoke".into(),
+        "--subject".into(),
+        "alice".into(),
+    ])
+    .await;
+    assert!(out.contains("1 grant(s) revoked"), "{out}");
+    assert_eq!(call(&gw, "demo", access).await, 401);
+
+    cli(vec!["clients".into(), "delete".into(), client_id.clone()]).await;
+    assert!(!cli(vec!["clients".into(), "list".into()]).await.contains(&client_id));
+}
