@@ -28,13 +28,13 @@ pub(super) fn routes() -> Router<AdminState> {
         .route("/oauth/grants/revoke", post(revoke))
 }
 
-fn issuer(s: &AdminState, headers: &HeaderMap) -> Result<Arc<Issuer>, Response> {
+fn issuer(s: &AdminState, headers: &HeaderMap) -> Result<Arc<Issuer>, Box<Response>> {
     if let Some(refused) = gate::refusal(&s.live, headers) {
-        return Err(refused);
+        return Err(Box::new(refused));
     }
     s.issuer.clone().ok_or_else(|| {
         let body = json!({"error": "the authorization server is not enabled ([authorization_server])"});
-        (StatusCode::NOT_FOUND, Json(body)).into_response()
+        Box::new((StatusCode::NOT_FOUND, Json(body)).into_response())
     })
 }
 
@@ -46,7 +46,7 @@ fn failed(e: &tollgate_issuer::StoreError) -> Response {
 async fn list_clients(State(s): State<AdminState>, headers: HeaderMap) -> Response {
     let issuer = match issuer(&s, &headers) {
         Ok(i) => i,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     match issuer.clients().await {
         Ok(all) => Json(json!({ "clients": all })).into_response(),
@@ -67,7 +67,7 @@ async fn change_client(
 ) -> Response {
     let issuer = match issuer(&s, &headers) {
         Ok(i) => i,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     let id = &body.client_id;
     let done = match action.as_str() {
@@ -97,7 +97,7 @@ struct GrantQuery {
 async fn list_grants(State(s): State<AdminState>, headers: HeaderMap, Query(q): Query<GrantQuery>) -> Response {
     let issuer = match issuer(&s, &headers) {
         Ok(i) => i,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     match issuer.grants().await {
         Ok(all) => {
@@ -120,7 +120,7 @@ struct RevokeBody {
 async fn revoke(State(s): State<AdminState>, headers: HeaderMap, Json(body): Json<RevokeBody>) -> Response {
     let issuer = match issuer(&s, &headers) {
         Ok(i) => i,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     let grants = match issuer.grants().await {
         Ok(all) => all,
