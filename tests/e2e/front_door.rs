@@ -21,3 +21,5 @@ mod hostile;
 mod idp;
 #[path = "front_door/oauth.rs"]
 mod oauth;
+#[path = "front_door/replicas.rs"]
+mod replicas;

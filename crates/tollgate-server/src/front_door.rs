@@ -2,14 +2,16 @@
 //! start (its clients, grants and keys outlive reloads) from the settings
 //! resolved at load: its keys (the current key file created on first
 //! use), where users sign in, the registration policy, how client
-//! metadata documents are fetched, and the trusted assertion issuers.
+//! metadata documents are fetched, the trusted assertion issuers, and
+//! where its state lives (Redis when `[limits.redis]` is configured).
 
 use std::sync::Arc;
 
 use tollgate_auth::DevIssuer;
 use tollgate_config::{AuthorizationServer, Loaded, read_or_create_file};
 use tollgate_issuer::{
-    AssertionSettings, IdentitySettings, Issuer, Keys, MemoryStore, OidcSettings, RegistrationPolicy, Settings,
+    AssertionSettings, IdentitySettings, Issuer, Keys, MemoryStore, OidcSettings, RedisSettings, RedisStore,
+    RegistrationPolicy, Settings, Store,
 };
 
 use crate::error::GatewayError;
@@ -57,9 +59,36 @@ pub(crate) fn issuer(loaded: &Loaded) -> Result<Option<Arc<Issuer>>, GatewayErro
             })
             .collect(),
     };
-    let issuer = Issuer::new(settings, keys, Arc::new(MemoryStore::default()))?;
+    let issuer = Issuer::new(settings, keys, store(loaded)?)?;
     tracing::info!(issuer = %issuer.issuer(), "authorization server enabled");
     Ok(Some(Arc::new(issuer)))
+}
+
+/// Where its state lives: the `[limits.redis]` store when one is
+/// configured (every replica shares clients, sign-ins, grants and refresh
+/// tokens), else this process.
+fn store(loaded: &Loaded) -> Result<Arc<dyn Store>, GatewayError> {
+    let Some(redis) = &loaded.config.limits.redis else {
+        return Ok(Arc::new(MemoryStore::default()));
+    };
+    let tls = redis
+        .tls
+        .as_ref()
+        .map(|t| crate::generation::store_tls(t, &loaded.path))
+        .transpose()?;
+    let settings = RedisSettings {
+        url: redis.url.clone(),
+        password: loaded
+            .limit_store_password
+            .as_ref()
+            .map(|p| String::from_utf8_lossy(p.expose()).into_owned()),
+        timeout: redis.timeout.max(std::time::Duration::from_secs(1)),
+        key_prefix: redis.key_prefix.clone(),
+        ca: tls.as_ref().and_then(|t| t.ca.clone()),
+        client_cert: tls.and_then(|t| t.client),
+    };
+    let store = RedisStore::new(&settings).map_err(|e| GatewayError::LimitStore(e.to_string()))?;
+    Ok(Arc::new(store))
 }
 
 fn policy(config: &AuthorizationServer) -> RegistrationPolicy {

@@ -200,7 +200,7 @@ fn limiter(loaded: &Loaded, previous: Option<&Generation>) -> Result<tollgate_li
 
 /// The PEM files of `[limits.redis] tls`, relative to the configuration
 /// file at `config`.
-fn store_tls(
+pub(crate) fn store_tls(
     t: &tollgate_config::StoreTls,
     config: &std::path::Path,
 ) -> Result<tollgate_limit::StoreTls, GatewayError> {

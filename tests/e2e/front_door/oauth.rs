@@ -161,22 +161,34 @@ pub(crate) async fn token(gw: &ChildGateway, form: &[(&str, &str)]) -> (u16, Val
     (status, res.json().await.unwrap())
 }
 
-/// Register, sign `alice` in, consent, redeem the code: the client id and
-/// the token answer.
+/// Register, sign `alice` in, consent, redeem the code: the client id,
+/// the token answer and the code.
 pub(crate) async fn sign_in(gw: &ChildGateway, route: &str) -> (String, Value, String) {
-    let reg: Value = register(gw, &[REDIRECT]).await.json().await.unwrap();
+    sign_in_on(gw, gw, &gw.base, route).await
+}
+
+/// [`sign_in`] with the client registered at replica `at` and the rest at
+/// replica `then`, for the route `route` of the public URL `public`.
+pub(crate) async fn sign_in_on(
+    at: &ChildGateway,
+    then: &ChildGateway,
+    public: &str,
+    route: &str,
+) -> (String, Value, String) {
+    let reg: Value = register(at, &[REDIRECT]).await.json().await.unwrap();
     let client_id = reg["client_id"].as_str().unwrap().to_owned();
     let (verifier, challenge) = pkce("flow");
+    let resource = format!("{public}/mcp/{route}");
     let back = browse(
-        gw,
-        &authorize_url(gw, &client_id, &challenge, &gw.url(route), &[]),
+        then,
+        &authorize_url(then, &client_id, &challenge, &resource, &[]),
         "alice",
         "allow",
     )
     .await;
     let code = param(&back, "code").unwrap();
     let (status, answer) = token(
-        gw,
+        then,
         &[
             ("grant_type", "authorization_code"),
             ("code", &code),
