@@ -173,3 +173,81 @@ pub(super) fn resolve(
         metadata_ca,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::path::Path;
+
+    use super::super::tests::FakeEnv;
+    use crate::load_str;
+
+    const BASE: &str = "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\
+                        [[servers]]\nname = \"a\"\nurl = \"http://127.0.0.1:3001/mcp\"\n";
+
+    fn keys(text: &str) -> Vec<String> {
+        match load_str(Path::new("gw.toml"), text, &FakeEnv::default()) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0.into_iter().map(|e| e.key).collect(),
+        }
+    }
+
+    #[test]
+    fn every_mistake_names_its_key() {
+        let found = keys(&format!(
+            "{BASE}[authorization_server]\nenabled = true\naccess_token_ttl = \"2d\"\n\
+             [authorization_server.registration]\nweb_origins = [\"https://claude.ai/cb\"]\nredirect_schemes = [\"https\"]\n\
+             [[authorization_server.trusted_assertion_issuers]]\nissuer = \"http://idp.example\"\n"
+        ));
+        for key in [
+            "authorization_server.identity_provider",
+            "authorization_server.access_token_ttl",
+            "authorization_server.registration.web_origins[0]",
+            "authorization_server.registration.redirect_schemes[0]",
+            "authorization_server.trusted_assertion_issuers[0].issuer",
+        ] {
+            assert!(found.iter().any(|k| k == key), "{key} not in {found:?}");
+        }
+        let exposed = BASE.replace("127.0.0.1:8080", "0.0.0.0:8080");
+        let found = keys(&format!(
+            "{exposed}[auth]\npublic_base_url = \"https://gw.example\"\n[authorization_server]\nenabled = true\ndevelopment = true\n\
+             [authorization_server.identity_provider]\nissuer = \"https://idp.example\"\nclient_id = \"t\"\n\
+             client_secret = {{ env = \"IDP_SECRET\" }}\n"
+        ));
+        assert!(
+            found.iter().any(|k| k == "authorization_server.development"),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|k| k == "authorization_server.identity_provider.client_secret"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_complete_setup_resolves_its_issuer_secret_and_keys() {
+        let text = format!(
+            "{BASE}[authorization_server]\nenabled = true\n\
+             [authorization_server.identity_provider]\nissuer = \"https://idp.example\"\nclient_id = \"t\"\n\
+             client_secret = {{ env = \"IDP_SECRET\" }}\n"
+        );
+        let mut env = FakeEnv::default();
+        env.0.insert("IDP_SECRET".into(), "s3cret".into());
+        let loaded = load_str(Path::new("/etc/tollgate/gw.toml"), &text, &env).unwrap();
+        let s = loaded.authorization_server.unwrap();
+        assert_eq!(s.issuer, "http://127.0.0.1:8080");
+        assert_eq!(s.key_file, Path::new("/etc/tollgate/tollgate-as-key.pem"));
+        assert_eq!(s.idp_secret.unwrap().expose(), b"s3cret");
+        assert!(
+            loaded.config.auth_required(&loaded.config.servers[0]),
+            "routes need tokens"
+        );
+        assert_eq!(
+            loaded.config.trusted_issuers(),
+            vec!["http://127.0.0.1:8080".to_owned()]
+        );
+    }
+}
