@@ -13,6 +13,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+#[path = "front_door/console.rs"]
+mod console;
 #[path = "front_door/flow.rs"]
 mod flow;
 #[path = "front_door/hostile.rs"]

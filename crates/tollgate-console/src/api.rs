@@ -2,6 +2,7 @@
 //! usable from scripts with a bearer token for the console's URL. Reads
 //! of the audit trail go through the audit index, on a blocking thread.
 
+pub(crate) mod access;
 pub(crate) mod audit;
 pub(crate) mod gateway;
 pub(crate) mod overview;

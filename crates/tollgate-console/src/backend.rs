@@ -131,4 +131,26 @@ pub trait Backend: Send + Sync + 'static {
     /// Write a record to the audit trail: queued, or on disk when the
     /// trail is strict. Ok when audit is off.
     async fn record(&self, record: CallRecord) -> Result<(), String>;
+    /// The authorization server's clients (`{"clients": [...]}`); `None`
+    /// when it is not enabled.
+    async fn oauth_clients(&self) -> Option<Result<Value, String>> {
+        None
+    }
+    /// Disable, enable or delete a client: whether it was known.
+    async fn oauth_client_action(&self, client_id: &str, action: &str) -> Result<bool, String> {
+        let _ = (client_id, action);
+        Err("the authorization server is not enabled".into())
+    }
+    /// The live grants (`{"grants": [...]}`), only `subject`'s when given;
+    /// `None` when the authorization server is not enabled.
+    async fn oauth_grants(&self, subject: Option<&str>) -> Option<Result<Value, String>> {
+        let _ = subject;
+        None
+    }
+    /// Revoke grant `id`, when it is `subject`'s (any grant without a
+    /// subject): whether one was revoked.
+    async fn oauth_revoke(&self, id: &str, subject: Option<&str>) -> Result<bool, String> {
+        let _ = (id, subject);
+        Err("the authorization server is not enabled".into())
+    }
 }

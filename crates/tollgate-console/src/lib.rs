@@ -79,7 +79,10 @@ pub fn router(settings: Settings, backend: Arc<dyn Backend>) -> Result<Router, C
         .route("/console/api/catalog/approve", post(api::gateway::approve))
         .route("/console/api/policies", get(api::gateway::policies))
         .route("/console/api/policies/check", post(api::gateway::check))
-        .route("/console/api/upstreams", get(api::gateway::upstreams));
+        .route("/console/api/upstreams", get(api::gateway::upstreams))
+        .route("/console/api/access", get(api::access::access))
+        .route("/console/api/access/revoke", post(api::access::revoke))
+        .route("/console/api/access/client", post(api::access::client));
     for (path, _, _) in pages::PAGES {
         router = router.route(path, get(pages::page));
     }

@@ -25,6 +25,7 @@ pub(crate) const PAGES: &[(&str, &str, &str)] = &[
     ("/console/catalog", "catalog", "Catalog"),
     ("/console/policies", "policies", "Policies"),
     ("/console/upstreams", "upstreams", "Upstreams"),
+    ("/console/access", "access", "Access"),
 ];
 
 /// A page: the shell for a signed-in user, else off to sign in.

@@ -1,6 +1,7 @@
 //! The console's view of the running gateway: [`tollgate_console::Backend`]
 //! over the live configuration, the catalog and its lock ([`approve`]),
-//! the policy engine and the audit sink. Console tokens are verified for
+//! the policy engine, the audit sink, and the authorization server's
+//! clients and grants. Console tokens are verified for
 //! the console's one issuer and its own audiences. Mounted on the admin
 //! listener with the console's router when `[console] enabled`.
 
@@ -31,6 +32,8 @@ pub(crate) struct ConsoleBackend {
     pub(crate) lock: Arc<LockFile>,
     /// One approval at a time writes the lock file.
     pub(crate) writing: Mutex<()>,
+    /// The authorization server, when enabled: its clients and grants.
+    pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
 }
 
 fn kind_of(name: &str) -> Result<Kind, String> {
@@ -191,5 +194,52 @@ impl Backend for ConsoleBackend {
             Recorded::Queued | Recorded::Disabled => Ok(()),
             Recorded::Dropped => Err("the audit queue is full or closed".into()),
         }
+    }
+
+    async fn oauth_clients(&self) -> Option<Result<Value, String>> {
+        let issuer = self.issuer.as_ref()?;
+        Some(
+            issuer
+                .clients()
+                .await
+                .map(|c| json!({ "clients": c }))
+                .map_err(|e| e.to_string()),
+        )
+    }
+
+    async fn oauth_client_action(&self, client_id: &str, action: &str) -> Result<bool, String> {
+        let issuer = self.issuer.as_ref().ok_or("the authorization server is not enabled")?;
+        let done = match action {
+            "disable" => issuer.set_client_disabled(client_id, true).await,
+            "enable" => issuer.set_client_disabled(client_id, false).await,
+            "delete" => issuer.delete_client(client_id).await,
+            other => return Err(format!("unknown action {other:?}: disable, enable or delete")),
+        };
+        done.map_err(|e| e.to_string())
+    }
+
+    async fn oauth_grants(&self, subject: Option<&str>) -> Option<Result<Value, String>> {
+        let issuer = self.issuer.as_ref()?;
+        let grants = issuer.grants().await.map_err(|e| e.to_string()).map(|all| {
+            let mine: Vec<_> = all
+                .into_iter()
+                .filter(|g| subject.is_none_or(|s| g.user.subject == s))
+                .collect();
+            json!({ "grants": mine })
+        });
+        Some(grants)
+    }
+
+    async fn oauth_revoke(&self, id: &str, subject: Option<&str>) -> Result<bool, String> {
+        let issuer = self.issuer.as_ref().ok_or("the authorization server is not enabled")?;
+        let all = issuer.grants().await.map_err(|e| e.to_string())?;
+        let Some(grant) = all
+            .iter()
+            .find(|g| g.id == id && subject.is_none_or(|s| g.user.subject == s))
+        else {
+            return Ok(false);
+        };
+        issuer.revoke_grant(&grant.id).await.map_err(|e| e.to_string())?;
+        Ok(true)
     }
 }

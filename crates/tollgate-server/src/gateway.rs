@@ -331,6 +331,7 @@ fn admin_router(
         approvals: state.approvals.clone(),
         lock: state.lock.clone(),
         writing: std::sync::Mutex::new(()),
+        issuer: state.issuer.clone(),
     });
     let mut router = admin::router(state, dev.as_deref(), signin.is_some());
     if let Some(signin) = signin {

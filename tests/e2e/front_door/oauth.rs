@@ -175,6 +175,17 @@ pub(crate) async fn sign_in_on(
     public: &str,
     route: &str,
 ) -> (String, Value, String) {
+    sign_in_as(at, then, public, route, "alice").await
+}
+
+/// [`sign_in_on`] for `user`.
+pub(crate) async fn sign_in_as(
+    at: &ChildGateway,
+    then: &ChildGateway,
+    public: &str,
+    route: &str,
+    user: &str,
+) -> (String, Value, String) {
     let reg: Value = register(at, &[REDIRECT]).await.json().await.unwrap();
     let client_id = reg["client_id"].as_str().unwrap().to_owned();
     let (verifier, challenge) = pkce("flow");
@@ -182,7 +193,7 @@ pub(crate) async fn sign_in_on(
     let back = browse(
         then,
         &authorize_url(then, &client_id, &challenge, &resource, &[]),
-        "alice",
+        user,
         "allow",
     )
     .await;
