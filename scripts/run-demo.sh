@@ -45,6 +45,8 @@ cat <<MSG
     Catalog     $ADMIN/catalog   (enforce: only what examples/catalog.lock approves is served;
                                   review changes with: $BIN/tollgate catalog diff)
     Metadata    $GATEWAY/.well-known/oauth-protected-resource/mcp/demo
+    Sign-in     $GATEWAY/.well-known/oauth-authorization-server   (Tollgate is the routes'
+                authorization server: MCP clients register and sign in by themselves)
 
   /catalog and /readyz?detail want the admin token, kept in $ADMIN_TOKEN_FILE:
     curl -s $ADMIN/catalog -H "Authorization: Bearer \$(cat $ADMIN_TOKEN_FILE)"
@@ -62,10 +64,12 @@ cat <<MSG
       -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \\
       -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
-  Or point any MCP client at $GATEWAY/mcp/demo with the header
-  "Authorization: Bearer \$TOKEN", e.g. the MCP Inspector:
+  Or point any MCP client at $GATEWAY/mcp/demo: it signs in through Tollgate
+  (docs/authorization-server.md; the demo users, no password), e.g. the MCP
+  Inspector:
     npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL above,
-                                           Authentication: Bearer token)
+                                           then its OAuth flow; or Authentication:
+                                           Bearer token with \$TOKEN)
 
   One URL for both upstreams (docs/virtual-servers.md): list its tools with
     curl -s $GATEWAY/mcp/workspace -H "Authorization: Bearer \$TOKEN" -H 'content-type: application/json' \\
