@@ -102,3 +102,45 @@ impl Keys {
         jsonwebtoken::encode(&header, claims, &self.current).map_err(|e| IssuerError::Setup(format!("signing: {e}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn a_rotation_publishes_both_keys_and_signs_with_the_new_one() {
+        let old_pem = tollgate_auth::DevIssuer::generate_pem().unwrap();
+        let new_pem = tollgate_auth::DevIssuer::generate_pem().unwrap();
+        let before = Keys::from_pems(&old_pem, &[]).unwrap();
+        let old_token = before.sign(&json!({"sub": "a"}), "at+jwt").unwrap();
+
+        let during = Keys::from_pems(&new_pem, &[&old_pem, &new_pem]).unwrap();
+        let jwks = during.jwks();
+        let kids: Vec<&str> = jwks["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kid"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kids,
+            vec![during.key_id(), before.key_id()],
+            "the current key first, each once"
+        );
+        assert!(jwks["keys"][0].get("d").is_none(), "no private part");
+        let new_token = during.sign(&json!({"sub": "b"}), "at+jwt").unwrap();
+        let kid = |t: &str| jsonwebtoken::decode_header(t).unwrap().kid.unwrap();
+        assert_eq!(kid(&new_token), during.key_id());
+        // Tokens signed before the rotation still verify against the key set.
+        assert_eq!(during.verify(&old_token, "at+jwt").unwrap()["sub"], "a");
+        assert_eq!(during.verify(&new_token, "at+jwt").unwrap()["sub"], "b");
+        assert!(during.verify(&new_token, "dev-code").is_none(), "typ is checked");
+        let after = Keys::from_pems(&new_pem, &[]).unwrap();
+        assert!(
+            after.verify(&old_token, "at+jwt").is_none(),
+            "dropped keys stop verifying"
+        );
+    }
+}

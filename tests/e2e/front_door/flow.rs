@@ -27,6 +27,11 @@ async fn a_registered_client_gets_a_route_token_for_the_signed_in_user() {
         .await
         .unwrap();
     assert_eq!(prm["authorization_servers"][0], gw.base.as_str(), "{prm}");
+    // Other issuers keep working side by side: here the development issuer.
+    let dev = format!("http://{}/dev-issuer", gw.admin.trim_start_matches("http://"));
+    assert_eq!(prm["authorization_servers"][1], dev.as_str(), "{prm}");
+    let minted = gw.mint("carol", &["--scope", "mcp:tools", "--server", "demo"]).await;
+    assert_eq!(call(&gw, "demo", &minted).await, 200);
     // Every metadata path a client of any revision tries.
     for path in [
         "/.well-known/oauth-authorization-server",
