@@ -38,7 +38,7 @@ LAYERS = {
         # The public front and the live routing table.
         ["front", "live"],
         # Building generations; operations, listeners and layers.
-        ["generation", "reload", "metrics", "layer", "stack", "serve", "services", "admin", "console", "dev_signin"],
+        ["generation", "reload", "metrics", "layer", "stack", "serve", "services", "admin", "console", "dev_signin", "front_door"],
         # The gateway: assembles everything.
         ["gateway"],
     ],

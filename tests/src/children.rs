@@ -16,11 +16,11 @@ use tokio::process::{Child, Command};
 
 use crate::repo_root;
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     repo_root().join("tests/fixtures")
 }
 
-fn require(path: &Path) {
+pub(crate) fn require(path: &Path) {
     assert!(
         path.exists(),
         "{} is missing: run scripts/install-test-deps.sh (make test does)",

@@ -101,33 +101,6 @@ impl Idp {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 
-    /// Sign `user` in as the confidential client `client` (code flow +
-    /// PKCE, `redirect` one of its redirect URIs, scope `openid email
-    /// profile org`); returns `idp-login.mjs`'s JSON: `id_token`,
-    /// `access_token` and `claims` (the ID token's payload).
-    pub async fn login(
-        &self,
-        client: &str,
-        secret: &str,
-        redirect: &str,
-        user: &str,
-        password: &str,
-    ) -> serde_json::Value {
-        self.login_cli(&[
-            "--client",
-            client,
-            "--secret",
-            secret,
-            "--redirect",
-            redirect,
-            "--user",
-            user,
-            "--password",
-            password,
-        ])
-        .await
-    }
-
     /// Sign `user` in as `client`, then exchange the ID token for an ID-JAG
     /// for the resource authorization server `audience` (its issuer URL)
     /// and the MCP server `resource` (`"-"`: none); returns the ID-JAG.

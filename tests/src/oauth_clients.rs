@@ -13,30 +13,17 @@
 //! authorization or a step failed: tests assert on `ok`, `error` and
 //! `steps[i].error`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::children::free_port;
-use crate::repo_root;
+use crate::children::{fixtures, free_port, require};
 
 /// How long one client run may take; the script's own limit
 /// (`FIXTURE_TIMEOUT_MS`) is a little shorter, so it reports first.
 const RUN_LIMIT: Duration = Duration::from_secs(90);
 const FIXTURE_TIMEOUT_MS: &str = "80000";
-
-fn fixtures() -> PathBuf {
-    repo_root().join("tests/fixtures")
-}
-
-fn require(path: &Path) {
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-test-deps.sh (make test does)",
-        path.display()
-    );
-}
 
 /// Run the TypeScript SDK OAuth client against the route `url` with the
 /// further arguments `args` (e.g. `["--mode", "dcr", "--user", "alice",

@@ -40,7 +40,9 @@ pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
             (X_FRAME_OPTIONS, "DENY"),
             (
                 CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'",
+                // No form-action: the consent form's answer redirects to the
+                // client, whose scheme may be its own (cursor://).
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
             ),
             (CACHE_CONTROL, "no-store"),
         ],

@@ -6,7 +6,7 @@ use tollgate_e2e::Demo;
 use tollgate_e2e::audit_support::records;
 
 use crate::oauth::{
-    REDIRECT, authorize_url, browse, call, claims, client, gateway, param, pkce, register, sign_in, token,
+    REDIRECT, authorize_url, browse, call, claims, client, gateway, param, pkce, refresh, register, sign_in, token,
 };
 
 #[tokio::test]
@@ -76,16 +76,8 @@ async fn a_registered_client_gets_a_route_token_for_the_signed_in_user() {
     assert_eq!(principal.issuer, gw.base);
 
     // The refresh token rotates; the new access token works.
-    let refresh = answer["refresh_token"].as_str().unwrap();
-    let (status, next) = token(
-        &gw,
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh),
-            ("client_id", &client_id),
-        ],
-    )
-    .await;
+    let first = answer["refresh_token"].as_str().unwrap();
+    let (status, next) = refresh(&gw, first, &client_id).await;
     assert_eq!(status, 200, "{next}");
     assert_ne!(next["refresh_token"], answer["refresh_token"]);
     let access2 = next["access_token"].as_str().unwrap();
@@ -104,15 +96,7 @@ async fn a_registered_client_gets_a_route_token_for_the_signed_in_user() {
     assert_eq!(res.status(), 200);
     assert_eq!(call(&gw, "demo", access2).await, 401);
     assert_eq!(call(&gw, "demo", access).await, 401);
-    let (status, err) = token(
-        &gw,
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", next["refresh_token"].as_str().unwrap()),
-            ("client_id", &client_id),
-        ],
-    )
-    .await;
+    let (status, err) = refresh(&gw, next["refresh_token"].as_str().unwrap(), &client_id).await;
     assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")));
 }
 
@@ -165,16 +149,7 @@ async fn administrators_list_disable_and_delete_clients_and_revoke_a_users_grant
     // A disabled client is refused at the token endpoint and at authorize.
     cli(vec!["clients".into(), "disable".into(), client_id.clone()]).await;
     assert!(cli(vec!["clients".into(), "list".into()]).await.contains("disabled"));
-    let refresh = answer["refresh_token"].as_str().unwrap();
-    let (status, err) = token(
-        &gw,
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh),
-            ("client_id", &client_id),
-        ],
-    )
-    .await;
+    let (status, err) = refresh(&gw, answer["refresh_token"].as_str().unwrap(), &client_id).await;
     assert_eq!((status, err["error"].as_str()), (401, Some("invalid_client")), "{err}");
     let (_, challenge) = pkce("disabled");
     let res = client()

@@ -4,7 +4,9 @@
 use serde_json::Value;
 use tollgate_e2e::Demo;
 
-use crate::oauth::{REDIRECT, authorize_url, browse, call, client, gateway, param, pkce, register, sign_in, token};
+use crate::oauth::{
+    REDIRECT, authorize_url, browse, call, client, gateway, param, pkce, refresh, register, sign_in, token,
+};
 
 fn code_form<'a>(code: &'a str, verifier: &'a str, client_id: &'a str) -> [(&'a str, &'a str); 5] {
     [
@@ -145,26 +147,12 @@ async fn a_reused_refresh_token_revokes_the_grant() {
     let gw = gateway(&demo, "").await;
     let (client_id, first, _) = sign_in(&gw, "demo").await;
     let old = first["refresh_token"].as_str().unwrap();
-    let refresh = |t: String| {
-        let (gw, client_id) = (&gw, client_id.clone());
-        async move {
-            token(
-                gw,
-                &[
-                    ("grant_type", "refresh_token"),
-                    ("refresh_token", &t),
-                    ("client_id", &client_id),
-                ],
-            )
-            .await
-        }
-    };
-    let (status, second) = refresh(old.to_owned()).await;
+    let (status, second) = refresh(&gw, old, &client_id).await;
     assert_eq!(status, 200);
     // An attacker replays the old one: refused, and the whole grant dies.
-    let (status, err) = refresh(old.to_owned()).await;
+    let (status, err) = refresh(&gw, old, &client_id).await;
     assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
-    let (status, _) = refresh(second["refresh_token"].as_str().unwrap().to_owned()).await;
+    let (status, _) = refresh(&gw, second["refresh_token"].as_str().unwrap(), &client_id).await;
     assert_eq!(status, 400, "the rotated token died with its grant");
     assert_eq!(call(&gw, "demo", second["access_token"].as_str().unwrap()).await, 401);
 }

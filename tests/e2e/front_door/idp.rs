@@ -78,6 +78,11 @@ async fn world_on(idp_port: u16, extra: &str) -> World {
     }
 }
 
+/// Arguments of an SDK client registering by DCR and signing `user` in.
+fn dcr<'a>(user: &'a str, password: &'a str, plan: &'a str) -> [&'a str; 8] {
+    ["--mode", "dcr", "--user", user, "--password", password, "--plan", plan]
+}
+
 fn plan(steps: Value) -> String {
     steps.to_string()
 }
@@ -90,20 +95,7 @@ fn call_echo() -> Value {
 async fn the_typescript_sdk_registers_signs_in_at_the_idp_and_calls_as_the_mapped_team() {
     let w = world("").await;
     let steps = plan(json!(["list_tools", call_echo(), {"sleep": 5500}, call_echo()]));
-    let out = ts_oauth_client(
-        &w.gw.url("demo"),
-        &[
-            "--mode",
-            "dcr",
-            "--user",
-            "alice",
-            "--password",
-            "wonderland",
-            "--plan",
-            &steps,
-        ],
-    )
-    .await;
+    let out = ts_oauth_client(&w.gw.url("demo"), &dcr("alice", "wonderland", &steps)).await;
     assert_eq!(out["ok"], true, "{out}\n{}", w.idp.log());
     assert_eq!(out["registered"], true, "{out}");
     assert_eq!(out["authorizationServer"], w.gw.base.as_str());
@@ -122,20 +114,7 @@ async fn the_typescript_sdk_registers_signs_in_at_the_idp_and_calls_as_the_mappe
     );
 
     // Bob is in another team: he connects and lists, the policy refuses his calls.
-    let out = ts_oauth_client(
-        &w.gw.url("demo"),
-        &[
-            "--mode",
-            "dcr",
-            "--user",
-            "bob",
-            "--password",
-            "builder",
-            "--plan",
-            &plan(json!([call_echo()])),
-        ],
-    )
-    .await;
+    let out = ts_oauth_client(&w.gw.url("demo"), &dcr("bob", "builder", &plan(json!([call_echo()])))).await;
     assert_eq!(out["connected"], true, "{out}");
     assert_eq!(out["claims"]["team"], "support");
     let step = &out["steps"][0];
@@ -178,16 +157,7 @@ async fn the_python_sdk_registers_and_signs_in_at_the_idp() {
     let w = world("").await;
     let out = python_oauth_client(
         &w.gw.url("demo"),
-        &[
-            "--mode",
-            "dcr",
-            "--user",
-            "alice",
-            "--password",
-            "wonderland",
-            "--plan",
-            &plan(json!(["list_tools", call_echo()])),
-        ],
+        &dcr("alice", "wonderland", &plan(json!(["list_tools", call_echo()]))),
     )
     .await;
     assert_eq!(out["ok"], true, "{out}\n{}", w.idp.log());

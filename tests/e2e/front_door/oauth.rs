@@ -161,6 +161,19 @@ pub(crate) async fn token(gw: &ChildGateway, form: &[(&str, &str)]) -> (u16, Val
     (status, res.json().await.unwrap())
 }
 
+/// A refresh token grant for `client_id`; the status and the answer.
+pub(crate) async fn refresh(gw: &ChildGateway, refresh_token: &str, client_id: &str) -> (u16, Value) {
+    token(
+        gw,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", client_id),
+        ],
+    )
+    .await
+}
+
 /// Register, sign `alice` in, consent, redeem the code: the client id,
 /// the token answer and the code.
 pub(crate) async fn sign_in(gw: &ChildGateway, route: &str) -> (String, Value, String) {

@@ -6,7 +6,7 @@
 use tollgate_e2e::Demo;
 use tollgate_e2e::children::{ChildGateway, RedisServer, free_port};
 
-use crate::oauth::{call, sign_in_on, token};
+use crate::oauth::{call, refresh, sign_in_on};
 
 #[tokio::test]
 async fn replicas_share_clients_grants_and_refresh_tokens_in_redis() {
@@ -38,20 +38,9 @@ async fn replicas_share_clients_grants_and_refresh_tokens_in_redis() {
 
     // Rotated at a; the old token replayed at b revokes the grant everywhere.
     let old = answer["refresh_token"].as_str().unwrap();
-    let form = |t: &str| {
-        vec![
-            ("grant_type", "refresh_token".to_owned()),
-            ("refresh_token", t.to_owned()),
-            ("client_id", client_id.clone()),
-        ]
-    };
-    let (status, next) = token(&a, &as_refs(&form(old))).await;
+    let (status, next) = refresh(&a, old, &client_id).await;
     assert_eq!(status, 200, "{next}");
-    let (status, err) = token(&b, &as_refs(&form(old))).await;
+    let (status, err) = refresh(&b, old, &client_id).await;
     assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
     assert_eq!(call(&a, "demo", next["access_token"].as_str().unwrap()).await, 401);
-}
-
-fn as_refs<'a>(form: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    form.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
