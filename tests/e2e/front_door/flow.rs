@@ -6,7 +6,7 @@ use tollgate_e2e::Demo;
 use tollgate_e2e::audit_support::records;
 
 use crate::oauth::{
-    REDIRECT, authorize_url, browse, call, claims, client, gateway, param, pkce, refresh, register, sign_in, token,
+    REDIRECT, authorize_url, browse, call, claims, client, gateway, param, pkce, refresh, register, sign_in,
 };
 
 #[tokio::test]
