@@ -224,9 +224,15 @@ impl Issuer {
     }
 
     /// Revoke a grant: its refresh tokens stop working at once, its access
-    /// tokens at their next use.
+    /// tokens at their next use, and the user's consent to its client is
+    /// forgotten (the next sign-in asks again).
     pub async fn revoke_grant(&self, grant: &str) -> Result<(), crate::StoreError> {
-        self.store.delete(ns::GRANT, grant).await
+        if let Some(g) = self.store.take::<Grant>(ns::GRANT, grant).await? {
+            self.store
+                .delete(ns::CONSENT, &crate::records::consent_key(&g.user, &g.client_id))
+                .await?;
+        }
+        Ok(())
     }
 
     /// RFC 7009 revocation: a refresh token or an access token of ours

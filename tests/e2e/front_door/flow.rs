@@ -118,6 +118,34 @@ async fn consent_is_remembered_and_a_denial_goes_back_to_the_client() {
     // Asked again for the same scopes and route: no consent page.
     let back = browse(&gw, &url, "alice", "never-shown").await;
     assert!(param(&back, "code").is_some(), "{back}");
+
+    // Revoking the grant forgets the consent: the next sign-in asks again.
+    let (_, answer, _) = crate::oauth::sign_in(&gw, "demo").await;
+    let token = answer["refresh_token"].as_str().unwrap();
+    let cid = claims(answer["access_token"].as_str().unwrap())["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = client()
+        .post(format!("{}/revoke", gw.base))
+        .form(&[("token", token), ("client_id", &cid)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let (_, challenge) = pkce("again");
+    let again = browse(
+        &gw,
+        &authorize_url(&gw, &cid, &challenge, &gw.url("demo"), &[]),
+        "alice",
+        "deny",
+    )
+    .await;
+    assert_eq!(
+        param(&again, "error").as_deref(),
+        Some("access_denied"),
+        "the consent page was shown: {again}"
+    );
 }
 
 #[tokio::test]
