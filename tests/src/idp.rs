@@ -163,3 +163,26 @@ impl Idp {
         })
     }
 }
+
+/// A headless browser run (`browse.mjs`): from `url`, follow redirects
+/// and submit forms (filling `fields`, `name=value`) until the next request
+/// would start with `stop_at`; `{"url": …}`, or `{"error", "status",
+/// "body"}` when a page ended the way.
+pub async fn browse(url: &str, stop_at: &str, fields: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new("node");
+    cmd.arg(js().join("browse.mjs")).args([url, "--stop-at", stop_at]);
+    for f in fields {
+        cmd.args(["--field", f]);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.kill_on_drop(true).output())
+        .await
+        .expect("browse.mjs timed out")
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "browse.mjs printed no JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}

@@ -339,4 +339,6 @@ pub enum CredentialKind {
     ClientCredentials,
     /// A token obtained by RFC 8693 exchange on behalf of the caller.
     TokenExchange,
+    /// The caller's own grant at the upstream's authorization server.
+    UserOauth,
 }

@@ -169,7 +169,8 @@ impl CredentialBroker {
                     .ok_or_else(|| SetupError(format!("server {name}: credential secret missing")))
             };
             let credential = match &route.credential {
-                Credential::None => RouteCredential::None,
+                // Each user's own grant comes from the vault, not the broker.
+                Credential::None | Credential::UserOauth(_) => RouteCredential::None,
                 Credential::Static(st) => {
                     let header = HeaderName::from_bytes(st.header.as_bytes())
                         .map_err(|_| SetupError(format!("server {name}: invalid header name")))?;

@@ -247,6 +247,9 @@ pub enum Credential {
     ClientCredentials(OAuthClient),
     /// RFC 8693 token exchange on behalf of the caller.
     TokenExchange(OAuthClient),
+    /// Each user's own OAuth grant at the upstream's authorization server,
+    /// asked for on the first call that needs it and kept in the vault.
+    UserOauth(UserOAuth),
 }
 
 impl Credential {
@@ -257,6 +260,7 @@ impl Credential {
             Credential::Static(_) => "static",
             Credential::ClientCredentials(_) => "client_credentials",
             Credential::TokenExchange(_) => "token_exchange",
+            Credential::UserOauth(_) => "user_oauth",
         }
     }
 }
@@ -277,6 +281,60 @@ pub struct StaticCredential {
 
 fn default_header() -> String {
     "authorization".into()
+}
+
+/// A server's `credential = { kind = "user_oauth", ... }`: Tollgate as a
+/// client of the upstream's authorization server, holding each user's own
+/// grant there.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserOAuth {
+    /// The upstream authorization server's issuer. Default: the first of
+    /// the upstream's RFC 9728 `authorization_servers` (read from its 401
+    /// challenge).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub authorization_server: Option<Url>,
+    /// Tollgate's client id there. Unset: Tollgate registers itself there
+    /// (RFC 7591) on first use.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// Tollgate's client secret there (with `client_id`).
+    #[serde(default)]
+    pub client_secret: Option<SecretSource>,
+    /// Scopes asked for.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The RFC 8707 resource asked for. Default: the server's `url`.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Allow `http://` authorization servers on a loopback host (tests).
+    #[serde(default)]
+    pub allow_insecure_http: bool,
+}
+
+/// `[vault]`: where each user's upstream grants are kept, encrypted.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Vault {
+    /// Encryption keys (AES-256-GCM, 32 bytes base64), the current first:
+    /// grants sealed with an older key are sealed again with the current
+    /// one when next read. Remove an old key once `tollgate grants keys`
+    /// no longer lists it.
+    pub keys: Vec<VaultKey>,
+    /// Without `[limits.redis]`: the file grants are kept in (one
+    /// replica), relative to the configuration file.
+    pub file: Option<PathBuf>,
+}
+
+/// One vault key: its id (kept in each sealed grant) and where it is read.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VaultKey {
+    /// A short stable name (`2026-12`).
+    pub id: String,
+    /// The 32-byte key, base64.
+    pub key: SecretSource,
 }
 
 /// How the gateway authenticates at a token endpoint.

@@ -32,7 +32,7 @@ pub use admin::Admin;
 pub use audit::{Audit, AuditOtlp, DEFAULT_REDACT_KEYS, Durability, ServerAudit};
 pub use auth::{
     Auth, ClaimMapping, ClientAuthMethod, Credential, DevIssuer, Introspection, Issuer, OAuthClient, ServerAuth,
-    SigningAlgorithm, StaticCredential,
+    SigningAlgorithm, StaticCredential, UserOAuth, Vault, VaultKey,
 };
 pub use authorization_server::{AssertionIssuer, AuthorizationServer, IdentityProvider, Registration, UserClaims};
 pub use budget::{Budget, BudgetKey, BudgetPeriod, Price};
@@ -41,8 +41,8 @@ pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{
-    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, ProcessEnvironment, load,
-    load_str, schema,
+    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, ProcessEnvironment,
+    VaultSettings, load, load_str, schema,
 };
 pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,

@@ -15,11 +15,13 @@ mod auth;
 mod authorization_server;
 mod console;
 mod rate_limits;
+mod vault;
 mod virtual_servers;
 
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
 pub use auth::{AuthSecrets, DevIssuerSettings};
 pub use authorization_server::AuthorizationServerSettings;
+pub use vault::VaultSettings;
 
 /// Where secrets referenced by the configuration are looked up. Tests pass
 /// their own; the binary passes [`ProcessEnvironment`].
@@ -66,6 +68,8 @@ pub struct Loaded {
     pub dev_issuer: Option<DevIssuerSettings>,
     /// The authorization server (`[authorization_server]`), when enabled.
     pub authorization_server: Option<AuthorizationServerSettings>,
+    /// The vault's keys and file, when `[vault] keys` are configured.
+    pub vault: Option<VaultSettings>,
     /// The `[limits.redis] password`, when one is configured.
     pub limit_store_password: Option<Secret>,
     /// The `[console] client_secret`, when one is configured.
@@ -122,6 +126,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let console_secret = console::secret(&config, base, env, &mut problems);
     let admin_token = admin::token(&config, base, env, &mut problems);
     let authorization_server = authorization_server::resolve(&config, base, env, &mut problems);
+    let vault = vault::resolve(&config, base, env, &mut problems);
     let located = |found: Problems| -> Vec<ConfigError> {
         found
             .into_iter()
@@ -138,6 +143,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         path: path.to_owned(),
         dev_issuer: auth::dev_issuer(&config, base),
         authorization_server,
+        vault,
         config,
         session_keys,
         auth_secrets,
@@ -230,6 +236,7 @@ fn validate(c: &Config, out: &mut Problems) {
     auth::validate(c, out);
     console::validate(c, out);
     authorization_server::validate(c, out);
+    vault::validate(c, out);
 }
 
 fn validate_catalog(c: &Config, out: &mut Problems) {

@@ -52,6 +52,9 @@ pub struct Config {
     /// default).
     #[serde(default)]
     pub authorization_server: crate::AuthorizationServer,
+    /// Where each user's upstream grants are kept (`user_oauth` servers).
+    #[serde(default)]
+    pub vault: crate::Vault,
     /// The audit trail: files, durability, spend estimation, OTLP export.
     #[serde(default)]
     pub audit: Audit,

@@ -61,6 +61,9 @@ pub enum ErrorKind {
     /// A token budget the caller counts against is spent for this period
     /// (`[[limits.budgets]]`).
     BudgetExhausted,
+    /// The call needs the caller's own grant at the upstream, which they
+    /// have not given yet: the answer carries the URL to give it at.
+    UrlElicitationRequired,
     /// The request headers exceed the configured limit.
     HeadersTooLarge,
     /// The request body exceeds the configured limit.
@@ -91,7 +94,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of `docs/errors.md`.
-    pub const ALL: [ErrorKind; 30] = [
+    pub const ALL: [ErrorKind; 31] = [
         ErrorKind::ParseError,
         ErrorKind::InvalidRequest,
         ErrorKind::HeaderMismatch,
@@ -111,6 +114,7 @@ impl ErrorKind {
         ErrorKind::RateLimited,
         ErrorKind::CircuitOpen,
         ErrorKind::BudgetExhausted,
+        ErrorKind::UrlElicitationRequired,
         ErrorKind::HeadersTooLarge,
         ErrorKind::BodyTooLarge,
         ErrorKind::UnsupportedMediaType,
@@ -146,6 +150,7 @@ impl ErrorKind {
             ErrorKind::RateLimited => "rate_limited",
             ErrorKind::CircuitOpen => "circuit_open",
             ErrorKind::BudgetExhausted => "budget_exhausted",
+            ErrorKind::UrlElicitationRequired => "url_elicitation_required",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",

@@ -171,6 +171,33 @@ impl Issuer {
 
     /// Store the sign-in in progress and send the browser to sign in.
     async fn begin_sign_in(&self, request: Request) -> Result<Authorized, OAuthError> {
+        self.begin(request, None).await
+    }
+
+    /// Sign the browser's user in for another page of Tollgate's: once
+    /// they are known, the browser goes to `then` (a path on the public
+    /// listener) with `signin=ID` appended, which [`Issuer::signed_in_user`]
+    /// turns into the user. The `Set-Cookie` value and where to send the
+    /// browser now.
+    ///
+    /// # Errors
+    ///
+    /// The identity provider cannot be reached, or the store.
+    pub async fn sign_in_then(&self, then: &str) -> Result<(String, String), OAuthError> {
+        match self.begin(Request::default(), Some(then.to_owned())).await? {
+            Authorized::SignIn { cookie, to } => {
+                let to = match to {
+                    SignInTarget::Idp(url) => url.to_string(),
+                    SignInTarget::Picker(path) => path,
+                };
+                Ok((self.set_cookie(&cookie), to))
+            }
+            Authorized::Page(e) => Err(e),
+            Authorized::Client(_) => Err(OAuthError::server_error("unexpected sign-in answer")),
+        }
+    }
+
+    async fn begin(&self, request: Request, then: Option<String>) -> Result<Authorized, OAuthError> {
         let fail = || OAuthError::server_error("no randomness");
         let (id, cookie) = (random(24).ok_or_else(fail)?, random(24).ok_or_else(fail)?);
         let pending = Pending {
@@ -180,6 +207,7 @@ impl Issuer {
             verifier: random(48).ok_or_else(fail)?,
             csrf: random(24).ok_or_else(fail)?,
             user: None,
+            then,
         };
         let to = match self
             .identity

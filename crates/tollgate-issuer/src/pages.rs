@@ -9,8 +9,9 @@ use http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_FRAME_OPTIONS};
 use crate::error::OAuthError;
 use crate::records::{Request, User};
 
-/// `text` with HTML's special characters escaped.
-pub(crate) fn escape(text: &str) -> String {
+/// `text` with HTML's special characters escaped (pages of other crates
+/// use it, such as the vault's connect page).
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
@@ -26,7 +27,7 @@ pub(crate) fn escape(text: &str) -> String {
 }
 
 /// A page: no framing (clickjacking), no caching, no scripts.
-pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
+pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\

@@ -15,6 +15,7 @@ pub(crate) mod ns {
     pub(crate) const CLIENT: &str = "client";
     pub(crate) const CONSENT: &str = "consent";
     pub(crate) const JTI: &str = "jti";
+    pub(crate) const SIGNED_IN: &str = "signed_in";
 }
 
 /// A signed-in user, as the identity provider described them.
@@ -35,7 +36,7 @@ pub struct User {
 }
 
 /// What a client asked for at `authorize`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Request {
     pub(crate) client_id: String,
     pub(crate) client_name: Option<String>,
@@ -60,6 +61,17 @@ pub(crate) struct Pending {
     pub(crate) csrf: String,
     /// Who signed in, once they have.
     pub(crate) user: Option<User>,
+    /// A sign-in for another page of Tollgate's (the connect page): where
+    /// the browser goes once the user is known, instead of a consent.
+    #[serde(default)]
+    pub(crate) then: Option<String>,
+}
+
+/// A finished sign-in waiting for the page that asked for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SignedIn {
+    pub(crate) user: User,
+    pub(crate) browser: String,
 }
 
 /// An authorization code (stored under its hash).

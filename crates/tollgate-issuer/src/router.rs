@@ -135,13 +135,21 @@ fn cookie<'h>(s: &Issuer, headers: &'h HeaderMap) -> Option<&'h str> {
         .find_map(|pair| pair.trim().split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v))
 }
 
-fn set_cookie(s: &Issuer, value: &str) -> String {
-    let secure = if s.settings.development { "" } else { "; Secure" };
-    format!(
-        "{}={value}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-        s.cookie_name(),
-        s.settings.sign_in_ttl.as_secs()
-    )
+impl Issuer {
+    /// The `Set-Cookie` value binding a sign-in to the browser.
+    pub(crate) fn set_cookie(&self, value: &str) -> String {
+        let secure = if self.settings.development { "" } else { "; Secure" };
+        format!(
+            "{}={value}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+            self.cookie_name(),
+            self.settings.sign_in_ttl.as_secs()
+        )
+    }
+
+    /// The sign-in cookie of a request, when the browser sent it.
+    pub fn browser_cookie<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
+        cookie(self, headers)
+    }
 }
 
 fn next(n: Next) -> Response {
@@ -162,7 +170,7 @@ async fn authorize(State(s): State<Arc<Issuer>>, RawQuery(q): RawQuery) -> Respo
                 SignInTarget::Picker(path) => path,
             };
             let mut res = Redirect::to(&target).into_response();
-            if let Ok(v) = HeaderValue::from_str(&set_cookie(&s, &cookie)) {
+            if let Ok(v) = HeaderValue::from_str(&s.set_cookie(&cookie)) {
                 res.headers_mut().insert(SET_COOKIE, v);
             }
             res

@@ -13,12 +13,15 @@ use url::Url;
 
 use crate::error::OAuthError;
 use crate::pages;
-use crate::records::{Code, Consent, Pending, User, consent_key, ns};
+use crate::records::{Code, Consent, Pending, SignedIn, User, consent_key, ns};
 use crate::state::Issuer;
 use crate::time::{random, same, sha256, unix_now};
 
 /// How long a code may wait to be redeemed.
 const CODE_TTL: Duration = Duration::from_secs(60);
+
+/// How long a finished sign-in waits for the page that asked for it.
+const SIGNED_IN_TTL: Duration = Duration::from_secs(300);
 
 /// How long a remembered consent lasts without use.
 const CONSENT_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -99,9 +102,13 @@ impl Issuer {
         }
     }
 
-    /// The user is known: a code at once when they consented before,
-    /// else the consent page.
+    /// The user is known: on to the page that asked for the sign-in; for
+    /// an authorization, a code at once when they consented before, else
+    /// the consent page.
     async fn signed_in(&self, id: &str, mut pending: Pending, user: User) -> Next {
+        if let Some(then) = pending.then.take() {
+            return self.continue_to(id, &then, pending.browser, user).await;
+        }
         let req = &pending.request;
         let key = consent_key(&user, &req.client_id);
         let remembered: Option<Consent> = self.store.get(ns::CONSENT, &key).await.ok().flatten();
@@ -182,6 +189,43 @@ impl Issuer {
         match answer {
             Ok(url) => Next::Client(url),
             Err(e) => Next::Page(pages::error_page(&e)),
+        }
+    }
+
+    /// End sign-in `id` for another page: keep who signed in, in which
+    /// browser, for a few minutes, and send the browser to `then`.
+    async fn continue_to(&self, id: &str, then: &str, browser: String, user: User) -> Next {
+        let _ = self.store.delete(ns::PENDING, id).await;
+        let Some(key) = random(24) else {
+            return Next::Page(pages::error_page(&OAuthError::server_error("no randomness")));
+        };
+        let record = SignedIn { user, browser };
+        if let Err(e) = self.store.put(ns::SIGNED_IN, &key, &record, SIGNED_IN_TTL).await {
+            return Next::Page(pages::error_page(&crate::clients::unavailable(e)));
+        }
+        let sep = if then.contains('?') { '&' } else { '?' };
+        match Url::parse(&format!("{}{then}{sep}signin={key}", self.settings.issuer)) {
+            Ok(url) => Next::Client(url),
+            Err(e) => Next::Page(pages::error_page(&OAuthError::server_error(e.to_string()))),
+        }
+    }
+
+    /// Who signed in for sign-in `id` begun by [`Issuer::sign_in_then`],
+    /// in the browser whose cookie is `cookie`; single use.
+    ///
+    /// # Errors
+    ///
+    /// Unknown, used or expired, another browser's, or the store failed.
+    pub async fn signed_in_user(&self, id: &str, cookie: Option<&str>) -> Result<User, OAuthError> {
+        let record: SignedIn = self
+            .store
+            .take(ns::SIGNED_IN, id)
+            .await
+            .map_err(crate::clients::unavailable)?
+            .ok_or_else(|| OAuthError::invalid_request("this sign-in is unknown, used or expired: start again"))?;
+        match cookie {
+            Some(c) if same(&record.browser, &sha256(c)) => Ok(record.user),
+            _ => Err(OAuthError::access_denied("this sign-in was made in another browser")),
         }
     }
 

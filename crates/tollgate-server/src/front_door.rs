@@ -10,9 +10,10 @@ use std::sync::Arc;
 use tollgate_auth::DevIssuer;
 use tollgate_config::{AuthorizationServer, Loaded, read_or_create_file};
 use tollgate_issuer::{
-    AssertionSettings, IdentitySettings, Issuer, Keys, MemoryStore, OidcSettings, RedisSettings, RedisStore,
+    AssertionSettings, FileStore, IdentitySettings, Issuer, Keys, MemoryStore, OidcSettings, RedisSettings, RedisStore,
     RegistrationPolicy, Settings, Store,
 };
+use tollgate_vault::{Keyring, Vault, VaultSettings};
 
 use crate::error::GatewayError;
 
@@ -62,6 +63,47 @@ pub(crate) fn issuer(loaded: &Loaded) -> Result<Option<Arc<Issuer>>, GatewayErro
     let issuer = Issuer::new(settings, keys, store(loaded)?)?;
     tracing::info!(issuer = %issuer.issuer(), "authorization server enabled");
     Ok(Some(Arc::new(issuer)))
+}
+
+/// The vault of users' upstream grants, when a server uses `user_oauth`
+/// (configuration validation ensures the authorization server and vault
+/// keys are there). Its grants live in Redis with `[limits.redis]`, else
+/// in `[vault] file`.
+pub(crate) fn vault(loaded: &Loaded, issuer: Option<&Arc<Issuer>>) -> Result<Option<Arc<Vault>>, GatewayError> {
+    let (Some(issuer), Some(settings)) = (issuer, &loaded.vault) else {
+        return Ok(None);
+    };
+    if crate::settings::user_oauth(loaded).is_empty() {
+        return Ok(None);
+    }
+    let keys: Vec<(String, Vec<u8>)> = settings
+        .keys
+        .iter()
+        .map(|(id, k)| (id.clone(), k.expose().to_vec()))
+        .collect();
+    let keyring = Keyring::new(&keys).map_err(|e| GatewayError::Auth(e.to_string()))?;
+    let config = &loaded.config;
+    let mut identity_issuers = vec![issuer.issuer().to_owned()];
+    identity_issuers.extend(
+        config
+            .authorization_server
+            .identity_provider
+            .as_ref()
+            .map(|i| i.issuer.clone()),
+    );
+    identity_issuers.extend(config.dev_issuer_url());
+    let vault_settings = VaultSettings {
+        public_base_url: issuer.issuer().to_owned(),
+        identity_issuers,
+    };
+    let store: Arc<dyn Store> = match &config.limits.redis {
+        Some(_) => store(loaded)?,
+        None => Arc::new(FileStore::open(&settings.file).map_err(|e| GatewayError::Auth(e.to_string()))?),
+    };
+    let vault =
+        Vault::new(vault_settings, keyring, store, issuer.clone()).map_err(|e| GatewayError::Auth(e.to_string()))?;
+    tracing::info!(keys = ?vault.key_ids(), "upstream grant vault enabled");
+    Ok(Some(Arc::new(vault)))
 }
 
 /// Where its state lives: the `[limits.redis]` store when one is

@@ -93,6 +93,7 @@ impl Gateway {
         let lock_path = config.catalog.resolved_lock(&loaded.path);
         let (lock, approved) = LockFile::open(lock_path).map_err(GatewayError::Catalog)?;
         let (approvals, lock) = (Approvals::new(approved), Arc::new(lock));
+        let issuer = crate::front_door::issuer(loaded)?;
         let base = Arc::new(Base {
             audit: audit.clone(),
             policy: policy.clone(),
@@ -101,7 +102,8 @@ impl Gateway {
             call_metrics: Arc::new(CallMetrics::register(&registry)?),
             extra,
             dev: dev_issuer(loaded)?.map(Arc::new),
-            issuer: crate::front_door::issuer(loaded)?,
+            vault: crate::front_door::vault(loaded, issuer.as_ref())?,
+            issuer,
             workers,
         });
         let live = Arc::new(Live::new(generation::build(loaded.clone(), &base, None, 1)?));

@@ -44,6 +44,9 @@ pub(crate) struct Base {
     /// The authorization server (`[authorization_server]`), kept across
     /// reloads with its clients, grants and keys.
     pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
+    /// The vault of users' upstream grants (`user_oauth` servers), kept
+    /// across reloads.
+    pub(crate) vault: Option<Arc<tollgate_vault::Vault>>,
     pub(crate) workers: usize,
 }
 
@@ -83,7 +86,11 @@ pub(crate) fn build(
         spans: base.spans.clone(),
         estimator: settings::estimator(&config.audit),
         limiter: Arc::new(limiter(&loaded, previous)?),
+        vault: base.vault.clone(),
     });
+    if let Some(vault) = &base.vault {
+        vault.configure(settings::user_oauth(&loaded));
+    }
     let mut observers: Vec<Arc<dyn CallObserver>> = vec![
         base.call_metrics.clone(),
         Arc::new(crate::spend::SpendObserver::new(shared.limiter.clone())),

@@ -44,6 +44,7 @@ pub fn status_and_code(kind: ErrorKind) -> (StatusCode, i32) {
         ErrorKind::RateLimited => (StatusCode::TOO_MANY_REQUESTS, -32029),
         ErrorKind::BudgetExhausted => (StatusCode::TOO_MANY_REQUESTS, -32030),
         ErrorKind::CircuitOpen => (StatusCode::SERVICE_UNAVAILABLE, -32001),
+        ErrorKind::UrlElicitationRequired => (StatusCode::OK, -32042),
         ErrorKind::HeadersTooLarge => (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, -32000),
         ErrorKind::BodyTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32000),
         ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32000),

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub(crate) estimator: TokenEstimator,
     /// The rate limits and their counters.
     pub(crate) limiter: Arc<tollgate_limit::Limiter>,
+    /// Each user's upstream grants (`user_oauth` servers), when any.
+    pub(crate) vault: Option<Arc<tollgate_vault::Vault>>,
 }
 
 /// One route.

@@ -171,6 +171,32 @@ pub(crate) fn sink(audit: &Audit, config_path: &Path) -> SinkSettings {
     }
 }
 
+/// The `user_oauth` servers, as the vault needs them.
+pub(crate) fn user_oauth(loaded: &Loaded) -> Vec<tollgate_vault::UpstreamSpec> {
+    let secrets = &loaded.auth_secrets.credentials;
+    loaded
+        .config
+        .servers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let Credential::UserOauth(u) = &s.credential else {
+                return None;
+            };
+            Some(tollgate_vault::UpstreamSpec {
+                server: s.name.as_str().to_owned(),
+                url: s.url.to_string(),
+                authorization_server: u.authorization_server.clone(),
+                client_id: u.client_id.clone(),
+                client_secret: secrets.get(i).and_then(Option::as_ref).map(|s| s.expose().to_vec()),
+                scopes: u.scopes.clone(),
+                resource: u.resource.clone().unwrap_or_else(|| s.url.to_string()),
+                allow_http: u.allow_insecure_http,
+            })
+        })
+        .collect()
+}
+
 /// What the audit records of a `[[servers]]` entry share: its upstream URL
 /// redacted, its credential kind, its `audit` table.
 pub(crate) fn route_audit(server: &Server, audit: &Audit) -> RouteAuditSettings {
@@ -184,6 +210,7 @@ pub(crate) fn route_audit(server: &Server, audit: &Audit) -> RouteAuditSettings 
             Credential::Static(_) => CredentialKind::Static,
             Credential::ClientCredentials(_) => CredentialKind::ClientCredentials,
             Credential::TokenExchange(_) => CredentialKind::TokenExchange,
+            Credential::UserOauth(_) => CredentialKind::UserOauth,
         },
         capture: capture(&server.audit, audit),
         bytes_per_token: audit.bytes_per_token,

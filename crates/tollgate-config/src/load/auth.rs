@@ -252,6 +252,7 @@ fn validate_credential(s: &Server, auth_required: bool, base: Vec<Seg>, out: &mu
             }
         }
         Credential::ClientCredentials(client) => validate_client(client, base, out),
+        Credential::UserOauth(u) => super::vault::validate_user_oauth(u, auth_required, base, out),
         Credential::TokenExchange(client) => {
             if !auth_required {
                 out.push((
@@ -335,6 +336,10 @@ pub(super) fn resolve(c: &Config, base_dir: &Path, env: &dyn Environment, out: &
                 Credential::ClientCredentials(cl) | Credential::TokenExchange(cl) => {
                     read(&cl.client_secret, at(p, &["client_secret"]))
                 }
+                Credential::UserOauth(u) => u
+                    .client_secret
+                    .as_ref()
+                    .and_then(|secret| read(secret, at(p, &["client_secret"]))),
             }
         })
         .collect();

@@ -64,7 +64,11 @@ pub(super) fn front(config: &Config, cx: &RouteContext<'_>) -> Result<Front, Gat
     );
     let front_door = cx.issuer.map(|issuer| {
         issuer.serve(served(&routes, &virtuals));
-        tollgate_issuer::router(issuer.clone())
+        let door = tollgate_issuer::router(issuer.clone());
+        match &cx.shared.vault {
+            Some(vault) => door.merge(tollgate_vault::router(vault.clone())),
+            None => door,
+        }
     });
     Ok(Front {
         admission,

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 use http::request::Parts;
-use tollgate_auth::{Caller, bearer_token};
+use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
 use tollgate_core::{Classify, Era, ErrorKind, Principal};
 use tollgate_mcp::headers::SESSION_ID;
 use tollgate_session::SessionError;
+use tollgate_vault::Access;
 
 use crate::rescue::Rejection;
 use crate::route::Route;
@@ -42,6 +43,15 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
     } else {
         None
     };
+    if let Some(vault) = route.shared.vault.as_ref().filter(|v| v.serves(&route.name)) {
+        let credential = user_grant(vault, &route.name, limited.principal())
+            .await
+            .map_err(|r| r.with_id(id))?;
+        return Ok(Outbound {
+            session,
+            credential: Some(credential),
+        });
+    }
     let broker = &route.shared.broker;
     if !route.brokered {
         return Ok(Outbound {
@@ -60,6 +70,43 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
         Rejection::new(e.kind(), "Upstream credential unavailable").with_id(id)
     })?;
     Ok(Outbound { session, credential })
+}
+
+/// The caller's own grant at a `user_oauth` upstream; without one, the
+/// URL elicitation that sends them to connect (the call does not reach
+/// the upstream).
+async fn user_grant(
+    vault: &tollgate_vault::Vault,
+    server: &str,
+    principal: Option<&Arc<Principal>>,
+) -> Result<UpstreamCredential, Rejection> {
+    let principal = principal.ok_or_else(|| Rejection::new(ErrorKind::Unauthenticated, "Unauthorized"))?;
+    let access = Box::pin(vault.access(&principal.issuer, &principal.subject, server)).await;
+    match access {
+        Ok(Access::Token { bearer, grant }) => {
+            tracing::debug!(grant = %grant.id, "upstream grant of the caller");
+            let mut value = HeaderValue::from_str(&format!("Bearer {bearer}"))
+                .map_err(|_| Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream credential unusable"))?;
+            value.set_sensitive(true);
+            Ok(UpstreamCredential {
+                name: http::header::AUTHORIZATION,
+                value,
+            })
+        }
+        Ok(Access::Connect { url, id }) => {
+            let message = format!("Connect {server} to continue: open the link, sign in and allow access.");
+            let data = serde_json::json!({"elicitations": [{
+                "mode": "url", "elicitationId": id, "url": url, "message": message,
+            }]});
+            let mut r = Rejection::new(ErrorKind::UrlElicitationRequired, message);
+            r.data = Some(Box::new(data));
+            Err(r)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, server, "upstream grant unavailable");
+            Err(Rejection::new(ErrorKind::AuthUnavailable, "Token vault unavailable"))
+        }
+    }
 }
 
 /// The upstream session id behind the client's sealed one.

@@ -1,0 +1,97 @@
+//! Tollgate's back door: each user's own grant at an upstream's
+//! authorization server (`credential = { kind = "user_oauth" }`).
+//!
+//! Where it sits in the request path: step 10, credential. For a
+//! `user_oauth` route the server asks [`Vault::access`] for the caller's
+//! access token at that upstream; the vault opens the sealed grant
+//! ([`Keyring`], AES-256-GCM), refreshes it before it expires, and when
+//! the caller has none answers a connect URL instead, which the server
+//! turns into a URL elicitation. The connect page ([`router`]) signs the
+//! user in through the front door, checks that they are the caller who
+//! asked, and sends them to the upstream's authorization server; the
+//! grant is kept when the code comes back. The client never sees the
+//! upstream token.
+
+mod connect;
+mod seal;
+mod upstream;
+mod vault;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tollgate_issuer::{Store, StoreError};
+
+pub use connect::router;
+pub use seal::Keyring;
+pub use upstream::UpstreamSpec;
+pub use vault::{Access, GrantInfo, Vault, VaultSettings};
+
+/// What went wrong in the vault.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// It cannot be set up.
+    #[error("vault: {0}")]
+    Setup(String),
+    /// Its store is unreachable.
+    #[error("vault store: {0}")]
+    Store(#[from] StoreError),
+    /// A grant does not open.
+    #[error("vault: a sealed grant {0}")]
+    Sealed(String),
+    /// The upstream's authorization server failed.
+    #[error("upstream authorization: {0}")]
+    Upstream(String),
+}
+
+/// `bytes` random bytes, URL-safe base64.
+pub(crate) fn random(bytes: usize) -> Result<String, VaultError> {
+    use aws_lc_rs::rand::{SecureRandom as _, SystemRandom};
+    use base64::Engine as _;
+    let mut buf = vec![0u8; bytes];
+    SystemRandom::new()
+        .fill(&mut buf)
+        .map_err(|_| VaultError::Setup("no randomness".into()))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
+}
+
+/// Typed JSON values over a [`Store`].
+#[derive(Debug, Clone)]
+pub(crate) struct Records(pub(crate) Arc<dyn Store>);
+
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(v).map_err(|e| StoreError(e.to_string()))
+}
+
+fn decode<T: DeserializeOwned>(b: Vec<u8>) -> Result<T, StoreError> {
+    serde_json::from_slice(&b).map_err(|e| StoreError(format!("stored value: {e}")))
+}
+
+impl Records {
+    pub(crate) async fn put<T: Serialize>(&self, ns: &str, key: &str, v: &T, ttl: Duration) -> Result<(), StoreError> {
+        self.0.put(ns, key, encode(v)?, ttl).await
+    }
+    pub(crate) async fn put_new<T: Serialize>(
+        &self,
+        ns: &str,
+        key: &str,
+        v: &T,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        self.0.put_new(ns, key, encode(v)?, ttl).await
+    }
+    pub(crate) async fn get<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
+        self.0.get(ns, key).await?.map(decode).transpose()
+    }
+    pub(crate) async fn take<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
+        self.0.take(ns, key).await?.map(decode).transpose()
+    }
+    pub(crate) async fn delete(&self, ns: &str, key: &str) -> Result<(), StoreError> {
+        self.0.delete(ns, key).await
+    }
+    pub(crate) async fn list<T: DeserializeOwned>(&self, ns: &str) -> Result<Vec<T>, StoreError> {
+        self.0.list(ns).await?.into_iter().map(decode).collect()
+    }
+}
