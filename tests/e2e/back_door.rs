@@ -21,33 +21,49 @@ struct World {
     gw: ChildGateway,
     idp: Idp,
     upstream: ProtectedServer,
+    resource: String,
     _files: tempfile::TempDir,
 }
 
-/// A gateway in front of an OAuth-protected upstream at `upstream_port`,
-/// its authorization server an IdP on `idp_port`; alice and bob sign in
-/// at Tollgate with the development picker.
-async fn world(extra: &str) -> World {
-    let (idp_port, upstream_port) = (free_port(), free_port());
-    let files = tempfile::tempdir().unwrap();
-    std::fs::write(files.path().join("secret"), SECRET).unwrap();
-    std::fs::write(
-        files.path().join("vault.key"),
-        base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
-    )
-    .unwrap();
-    let resource = ProtectedServer::resource_for(upstream_port);
-    let gw = ChildGateway::spawn(&format!(
-        "[dev_issuer]\nenabled = true\nkey_file = \"dev.pem\"\n\
+/// The configuration of a gateway in front of the OAuth-protected
+/// upstream at `resource`, its files (secret, vault keys, vault file, dev
+/// key) in `dir`, with `keys` as `[vault] keys` and `extra` appended.
+/// Every gateway made from it names its development issuer alike, so a
+/// grant kept by one is found by another.
+fn config(dir: &std::path::Path, resource: &str, keys: &str, extra: &str) -> String {
+    format!(
+        "[dev_issuer]\nenabled = true\nkey_file = \"{dir}/dev.pem\"\nissuer = \"http://127.0.0.1:1/dev-issuer\"\n\
          [[dev_issuer.users]]\nsubject = \"alice\"\n[[dev_issuer.users]]\nsubject = \"bob\"\n\
-         [authorization_server]\nenabled = true\ndevelopment = true\n\
-         [vault]\nkeys = [{{ id = \"k1\", key = {{ file = \"{dir}/vault.key\" }} }}]\n{extra}\n\
+         [authorization_server]\nenabled = true\ndevelopment = true\nkey_file = \"{dir}/as.pem\"\n\
+         [vault]\nfile = \"{dir}/vault.json\"\nkeys = [{keys}]\n{extra}\n\
          [audit]\ndirectory = \"audit\"\n\
          [[servers]]\nname = \"github\"\nurl = \"{resource}\"\n\
          credential = {{ kind = \"user_oauth\", client_id = \"tollgate-upstream\", client_secret = {{ file = \"{dir}/secret\" }}, scopes = [\"repo\"], allow_insecure_http = true }}\n",
-        dir = files.path().display(),
-    ))
-    .await;
+        dir = dir.display(),
+    )
+}
+
+fn key(dir: &std::path::Path, id: &str) -> String {
+    format!("{{ id = \"{id}\", key = {{ file = \"{}/{id}.key\" }} }}", dir.display())
+}
+
+/// A gateway in front of an OAuth-protected upstream, its authorization
+/// server a real IdP; alice and bob sign in at Tollgate with the
+/// development picker.
+async fn world(extra: &str) -> World {
+    let (idp_port, upstream_port) = (free_port(), free_port());
+    let files = tempfile::tempdir().unwrap();
+    let dir = files.path();
+    std::fs::write(dir.join("secret"), SECRET).unwrap();
+    for (id, byte) in [("k1", 7u8), ("k2", 9u8)] {
+        std::fs::write(
+            dir.join(format!("{id}.key")),
+            base64::engine::general_purpose::STANDARD.encode([byte; 32]),
+        )
+        .unwrap();
+    }
+    let resource = ProtectedServer::resource_for(upstream_port);
+    let gw = ChildGateway::spawn(&config(dir, &resource, &key(dir, "k1"), extra)).await;
     let idp = Idp::start_on(
         idp_port,
         json!({
@@ -69,6 +85,7 @@ async fn world(extra: &str) -> World {
         gw,
         idp,
         upstream,
+        resource,
         _files: files,
     }
 }
@@ -84,9 +101,9 @@ fn http() -> reqwest::Client {
 
 /// POST `body` to the route as `token` (in `session`); status, session id,
 /// and the JSON-RPC message.
-async fn post(w: &World, token: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, Value) {
+async fn post(gw: &ChildGateway, token: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, Value) {
     let mut req = http()
-        .post(w.gw.url("github"))
+        .post(gw.url("github"))
         .bearer_auth(token)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -113,8 +130,8 @@ fn connect_url(answer: &Value) -> String {
 
 /// Open the connect link as `user` (signing in at Tollgate, then at the
 /// upstream's authorization server); the final page's status.
-async fn connect(w: &World, url: &str, user: &str, password: &str) -> (u16, String) {
-    let stop = format!("{}/oauth/upstream/callback", w.gw.base);
+async fn connect(gw: &ChildGateway, url: &str, user: &str, password: &str) -> (u16, String) {
+    let stop = format!("{}/oauth/upstream/callback", gw.base);
     let login = format!("login={user}");
     let pass = format!("password={password}");
     let out = browse(url, &stop, &[&login, &pass]).await;
@@ -128,12 +145,12 @@ async fn connect(w: &World, url: &str, user: &str, password: &str) -> (u16, Stri
     (res.status().as_u16(), res.text().await.unwrap())
 }
 
-async fn whoami(w: &World, token: &str) -> Value {
-    let (status, session, answer) = post(w, token, None, INIT).await;
+async fn whoami(gw: &ChildGateway, token: &str) -> Value {
+    let (status, session, answer) = post(gw, token, None, INIT).await;
     assert_eq!(status, 200, "{answer}");
     let session = session.expect("a session");
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#;
-    let (_, _, answer) = post(w, token, Some(&session), call).await;
+    let (_, _, answer) = post(gw, token, Some(&session), call).await;
     let text = answer["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("{answer}"));
@@ -147,7 +164,7 @@ async fn each_user_connects_their_own_grant_and_the_upstream_sees_their_token() 
     let bob = w.gw.mint("bob", &[]).await;
 
     // No grant yet: the call is answered with the connect URL, and does not reach the upstream.
-    let (status, _, answer) = post(&w, &alice, None, INIT).await;
+    let (status, _, answer) = post(&w.gw, &alice, None, INIT).await;
     assert_eq!(status, 200);
     let url = connect_url(&answer);
     assert!(
@@ -157,27 +174,27 @@ async fn each_user_connects_their_own_grant_and_the_upstream_sees_their_token() 
     assert!(w.upstream.subjects().is_empty(), "nothing reached the upstream");
 
     // Bob opens alice's link: refused, and the link still works for alice.
-    let (status, page) = connect(&w, &url, "bob", "builder").await;
+    let (status, page) = connect(&w.gw, &url, "bob", "builder").await;
     assert_eq!(status, 403, "{page}");
-    let (status, page) = connect(&w, &url, "alice", "wonderland").await;
+    let (status, page) = connect(&w.gw, &url, "alice", "wonderland").await;
     assert_eq!(status, 200, "{page}\n{}", w.idp.log());
     assert!(page.contains("Connected"), "{page}");
     // The link is single use.
-    let (status, _) = connect(&w, &url, "alice", "wonderland").await;
+    let (status, _) = connect(&w.gw, &url, "alice", "wonderland").await;
     assert_eq!(status, 404);
 
-    assert_eq!(whoami(&w, &alice).await["sub"], "alice");
+    assert_eq!(whoami(&w.gw, &alice).await["sub"], "alice");
     // Bob has no grant of his own yet; once he connects, his calls carry his.
-    let (_, _, answer) = post(&w, &bob, None, INIT).await;
-    let (status, _) = connect(&w, &connect_url(&answer), "bob", "builder").await;
+    let (_, _, answer) = post(&w.gw, &bob, None, INIT).await;
+    let (status, _) = connect(&w.gw, &connect_url(&answer), "bob", "builder").await;
     assert_eq!(status, 200);
-    assert_eq!(whoami(&w, &bob).await["sub"], "bob");
-    assert_eq!(whoami(&w, &alice).await["sub"], "alice");
+    assert_eq!(whoami(&w.gw, &bob).await["sub"], "bob");
+    assert_eq!(whoami(&w.gw, &alice).await["sub"], "alice");
 
     // The access token lives 4 s: the vault refreshes it, the client sees nothing.
-    let before = whoami(&w, &alice).await["jti"].clone();
+    let before = whoami(&w.gw, &alice).await["jti"].clone();
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-    let after = whoami(&w, &alice).await;
+    let after = whoami(&w.gw, &alice).await;
     assert_eq!(after["sub"], "alice");
     assert_ne!(after["jti"], before, "a refreshed token");
 
@@ -201,7 +218,7 @@ async fn a_forged_or_replayed_state_is_refused() {
         .unwrap();
     assert_eq!(res.status(), 400);
     let alice = w.gw.mint("alice", &[]).await;
-    let (_, _, answer) = post(&w, &alice, None, INIT).await;
+    let (_, _, answer) = post(&w.gw, &alice, None, INIT).await;
     let stop = format!("{}/oauth/upstream/callback", w.gw.base);
     let out = browse(&connect_url(&answer), &stop, &["login=alice", "password=wonderland"]).await;
     let back = out["url"].as_str().unwrap().to_owned();
@@ -211,4 +228,99 @@ async fn a_forged_or_replayed_state_is_refused() {
         400,
         "state is single use"
     );
+}
+
+/// `tollgate grants …` against `gw`; its standard output.
+async fn grants(gw: &ChildGateway, args: &[&str]) -> String {
+    let config = gw.dir.path().join("gateway.toml");
+    let mut all = vec!["grants"];
+    all.extend(args);
+    all.extend(["--config", config.to_str().unwrap()]);
+    let out = tollgate_e2e::children::tollgate_cli(&all).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Alice connects on `gw`; her minted token.
+async fn alice_connects(gw: &ChildGateway) -> String {
+    let alice = gw.mint("alice", &[]).await;
+    let (_, _, answer) = post(gw, &alice, None, INIT).await;
+    let (status, page) = connect(gw, &connect_url(&answer), "alice", "wonderland").await;
+    assert_eq!(status, 200, "{page}");
+    alice
+}
+
+#[tokio::test]
+async fn keys_rotate_by_restart_and_an_admin_revokes_a_users_grants() {
+    let w = world("").await;
+    let alice = alice_connects(&w.gw).await;
+    assert_eq!(whoami(&w.gw, &alice).await["sub"], "alice");
+    let listed = grants(&w.gw, &["list", "--subject", "alice"]).await;
+    assert!(listed.contains("github") && listed.contains(" k1 "), "{listed}");
+    w.gw.hangup().await;
+    drop(w.gw);
+
+    // A new key first, the old one still listed: the grant opens, and is
+    // sealed again under the new key when used.
+    let dir = w._files.path();
+    let rotated = ChildGateway::spawn(&config(
+        dir,
+        &w.resource,
+        &format!("{}, {}", key(dir, "k2"), key(dir, "k1")),
+        "",
+    ))
+    .await;
+    // (The same alice: each gateway's development issuer is named alike.)
+    let alice = rotated.mint("alice", &[]).await;
+    assert_eq!(whoami(&rotated, &alice).await["sub"], "alice");
+    assert!(grants(&rotated, &["list"]).await.contains(" k2 "));
+    rotated.hangup().await;
+    drop(rotated);
+
+    // The old key removed: nothing depended on it any more.
+    let only_new = ChildGateway::spawn(&config(dir, &w.resource, &key(dir, "k2"), "")).await;
+    let alice = only_new.mint("alice", &[]).await;
+    assert_eq!(whoami(&only_new, &alice).await["sub"], "alice");
+
+    // A user who left: every grant of theirs revoked, the next call asks again.
+    let out = grants(&only_new, &["revoke", "--subject", "alice"]).await;
+    assert!(out.contains("1 grant(s) revoked"), "{out}");
+    let (_, _, answer) = post(&only_new, &alice, None, INIT).await;
+    connect_url(&answer);
+}
+
+#[tokio::test]
+async fn replicas_share_the_vault_in_redis_and_a_vault_down_fails_only_its_calls() {
+    let redis = tollgate_e2e::children::RedisServer::start(None).await;
+    let demo = tollgate_e2e::Demo::spawn().await;
+    let shared = format!(
+        "[limits.redis]\nurl = \"redis://127.0.0.1:{}\"\ntimeout = \"300ms\"\n\
+         [[servers]]\nname = \"demo\"\nurl = \"{}\"\n",
+        redis.port, demo.url
+    );
+    let w = world(&shared).await;
+    let dir = w._files.path();
+    let other = ChildGateway::spawn(&config(dir, &w.resource, &key(dir, "k1"), &shared)).await;
+
+    // Connected through one replica, used through the other.
+    alice_connects(&w.gw).await;
+    let alice = other.mint("alice", &[]).await;
+    assert_eq!(whoami(&other, &alice).await["sub"], "alice");
+
+    // Redis down: calls that need the vault get a clear 503, others pass.
+    drop(redis);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (status, _, answer) = post(&other, &alice, None, INIT).await;
+    assert_eq!(status, 503, "{answer}");
+    assert_eq!(answer["error"]["message"], "Token vault unavailable", "{answer}");
+    let res = http()
+        .post(other.url("demo"))
+        .bearer_auth(&alice)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "a route without user_oauth is unaffected");
 }

@@ -1,7 +1,7 @@
 // Access: the grants users gave MCP clients through Tollgate's
-// authorization server — each user sees and revokes their own, an admin
-// everyone's — and, for admins, the clients it knows, to disable, enable
-// or delete.
+// authorization server and their own grants at upstream servers (the
+// vault) — each user sees and revokes their own, an admin everyone's —
+// and, for admins, the clients it knows, to disable, enable or delete.
 'use strict';
 
 (function (T) {
@@ -54,6 +54,29 @@
       });
     }
 
+    function connectionsTable(connections, allUsers) {
+      const columns = [
+        { label: 'Server', value: (c) => el('code', {}, c.server) },
+        { label: 'Upstream', value: (c) => T.value(c.upstream_issuer) },
+        { label: 'Scopes', value: (c) => T.value((c.scopes || []).join(' ')) },
+        { label: 'Connected', value: (c) => T.time(c.created) },
+        {
+          label: 'Action',
+          value: (c) => button('Disconnect', `disconnect-${c.id}`, (b) => act('/console/api/access/revoke', { grant: c.id }, b,
+            `Disconnected ${c.server}: the next call asks to connect again.`)),
+        },
+      ];
+      if (allUsers) columns.unshift({ label: 'User', value: (c) => T.value(c.subject) });
+      return T.table({
+        caption: allUsers ? 'Every user\'s own grants at upstream servers' : 'Upstream servers Tollgate calls with your own grant',
+        testid: 'connections-table',
+        rows: connections,
+        empty: 'No connections: no upstream holds a grant of yours through Tollgate.',
+        rowAttrs: (c) => ({ data: { connection: c.id } }),
+        columns,
+      });
+    }
+
     function clientsTable(clients) {
       const action = (c, name, label) => button(label, `${name}-${c.client_id}`, (b) => act('/console/api/access/client',
         { client_id: c.client_id, action: name }, b, `${label}d ${c.client_id}.`));
@@ -86,7 +109,10 @@
           'Tollgate is not the authorization server of its routes here ([authorization_server] is off).'));
         return;
       }
-      const parts = [T.section('Grants', { testid: 'grants' }, grantsTable(data.grants || [], data.all_users))];
+      const parts = [
+        T.section('Grants', { testid: 'grants' }, grantsTable(data.grants || [], data.all_users)),
+        T.section('Connections', { testid: 'connections' }, connectionsTable(data.connections || [], data.all_users)),
+      ];
       if (data.clients) parts.push(T.section('Clients', { testid: 'clients' }, clientsTable(data.clients)));
       body.replaceChildren(...parts);
     }

@@ -220,14 +220,21 @@ impl Backend for ConsoleBackend {
 
     async fn oauth_grants(&self, subject: Option<&str>) -> Option<Result<Value, String>> {
         let issuer = self.issuer.as_ref()?;
-        let grants = issuer.grants().await.map_err(|e| e.to_string()).map(|all| {
-            let mine: Vec<_> = all
+        let grants = match issuer.grants().await {
+            Ok(all) => all
                 .into_iter()
                 .filter(|g| subject.is_none_or(|s| g.user.subject == s))
-                .collect();
-            json!({ "grants": mine })
-        });
-        Some(grants)
+                .collect::<Vec<_>>(),
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        let connections = match self.live.current().shared.vault.clone() {
+            Some(vault) => match vault.grants(subject).await {
+                Ok(c) => c,
+                Err(e) => return Some(Err(e.to_string())),
+            },
+            None => Vec::new(),
+        };
+        Some(Ok(json!({ "grants": grants, "connections": connections })))
     }
 
     async fn oauth_revoke(&self, id: &str, subject: Option<&str>) -> Result<bool, String> {
@@ -237,7 +244,11 @@ impl Backend for ConsoleBackend {
             .iter()
             .find(|g| g.id == id && subject.is_none_or(|s| g.user.subject == s))
         else {
-            return Ok(false);
+            // Not a client's grant: maybe the user's own at an upstream.
+            return match self.live.current().shared.vault.clone() {
+                Some(vault) => vault.revoke(id, subject).await.map_err(|e| e.to_string()),
+                None => Ok(false),
+            };
         };
         issuer.revoke_grant(&grant.id).await.map_err(|e| e.to_string())?;
         Ok(true)

@@ -52,6 +52,9 @@ pub struct GrantInfo {
     pub created: u64,
     /// When its access token expires (Unix seconds), when known.
     pub expires_at: Option<u64>,
+    /// The vault key it is sealed under.
+    #[serde(default)]
+    pub key_id: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -303,10 +306,10 @@ impl Vault {
 
     async fn seal_and_put(&self, key: &str, info: &GrantInfo, secrets: &Secrets) -> Result<(), VaultError> {
         let plain = serde_json::to_vec(secrets).map_err(|e| VaultError::Sealed(e.to_string()))?;
-        let stored = Stored {
-            sealed: self.keyring.seal(&plain, key)?,
-            info: info.clone(),
-        };
+        let sealed = self.keyring.seal(&plain, key)?;
+        let mut info = info.clone();
+        info.key_id = sealed.split('.').next().unwrap_or_default().to_owned();
+        let stored = Stored { sealed, info };
         Ok(self.store.put(ns::GRANT, key, &stored, KEEP).await?)
     }
 
@@ -341,6 +344,7 @@ impl Vault {
             ),
             created: unix_now(),
             expires_at: set.expires_in.map(|s| unix_now() + s),
+            key_id: String::new(),
         };
         let secrets = Secrets {
             access_token: set.access_token,

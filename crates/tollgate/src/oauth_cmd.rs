@@ -54,7 +54,8 @@ pub(crate) enum ClientsCommand {
 
 #[derive(Subcommand)]
 pub(crate) enum GrantsCommand {
-    /// Users' live grants to clients, newest first.
+    /// Users' live grants: to MCP clients (front door), and their own at
+    /// upstreams (the vault), newest first.
     List {
         /// Only this user's.
         #[arg(long)]
@@ -62,8 +63,9 @@ pub(crate) enum GrantsCommand {
         #[command(flatten)]
         admin: Admin,
     },
-    /// Revoke one grant, or every grant of a user: their refresh tokens stop
-    /// at once, their access tokens at their next use.
+    /// Revoke one grant, or every grant of a user (both kinds): client
+    /// refresh tokens stop at once, access tokens at their next use; an
+    /// upstream grant is forgotten and the user is asked to connect again.
     Revoke {
         /// The grant id.
         #[arg(long, conflicts_with = "subject", required_unless_present = "subject")]
@@ -159,6 +161,33 @@ fn print_grants(answer: &Value) {
             g["client_id"].as_str().unwrap_or(""),
             when(&g["created"]),
             routes.join(" "),
+        );
+    }
+    let connections = answer["connections"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if connections.is_empty() {
+        return;
+    }
+    println!("\nUsers' own grants at upstreams (vault):");
+    println!(
+        "{:<18} {:<14} {:<14} {:<20} {:<8} {:<30} SCOPES",
+        "GRANT", "SUBJECT", "SERVER", "CONNECTED", "KEY", "UPSTREAM ISSUER"
+    );
+    for c in connections {
+        println!(
+            "{:<18} {:<14} {:<14} {:<20} {:<8} {:<30} {}",
+            c["id"].as_str().unwrap_or(""),
+            c["subject"].as_str().unwrap_or(""),
+            c["server"].as_str().unwrap_or(""),
+            when(&c["created"]),
+            c["key_id"].as_str().unwrap_or(""),
+            c["upstream_issuer"].as_str().unwrap_or(""),
+            c["scopes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Access through the authorization server (the front door): `GET
 //! /console/api/access` — the caller's own grants (every user's for an
-//! admin) and, for an admin, the registered clients; `POST
+//! admin), to MCP clients and at upstreams (`connections`, the vault),
+//! and, for an admin, the registered clients; `POST
 //! /console/api/access/revoke` `{"grant": …}` — a user revokes their own
 //! grant, an admin any; `POST /console/api/access/client` `{"client_id":
 //! …, "action": "disable"|"enable"|"delete"}` — admins only. Changes need
@@ -46,6 +47,7 @@ pub(crate) async fn access(State(s): State<Arc<Shared>>, caller: Caller) -> Resu
         "enabled": true,
         "all_users": admin,
         "grants": grants["grants"],
+        "connections": grants["connections"],
         "clients": clients.map(|c| c["clients"].clone()),
     })))
 }

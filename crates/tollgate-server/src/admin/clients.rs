@@ -4,7 +4,10 @@
 //! `{"client_id": …}` — and the grants users gave them — `GET
 //! /oauth/grants[?subject=]`, `POST /oauth/grants/revoke` with `{"grant":
 //! …}` or `{"subject": …}` (every grant of a user who left). What
-//! `tollgate clients` and `tollgate grants` call.
+//! The grants listed and revoked are both kinds: those users gave MCP
+//! clients at the front door, and their own grants at upstreams kept in
+//! the vault (`connections`). What `tollgate clients` and `tollgate grants`
+//! call.
 
 use std::sync::Arc;
 
@@ -99,16 +102,31 @@ async fn list_grants(State(s): State<AdminState>, headers: HeaderMap, Query(q): 
         Ok(i) => i,
         Err(res) => return *res,
     };
-    match issuer.grants().await {
-        Ok(all) => {
-            let all: Vec<_> = all
-                .into_iter()
-                .filter(|g| q.subject.as_ref().is_none_or(|s| &g.user.subject == s))
-                .collect();
-            Json(json!({ "grants": all })).into_response()
-        }
-        Err(e) => failed(&e),
-    }
+    let all = match issuer.grants().await {
+        Ok(all) => all,
+        Err(e) => return failed(&e),
+    };
+    let grants: Vec<_> = all
+        .into_iter()
+        .filter(|g| q.subject.as_ref().is_none_or(|s| &g.user.subject == s))
+        .collect();
+    let connections = match vault(&s) {
+        Some(v) => match v.grants(q.subject.as_deref()).await {
+            Ok(c) => c,
+            Err(e) => return unavailable(&e),
+        },
+        None => Vec::new(),
+    };
+    Json(json!({ "grants": grants, "connections": connections })).into_response()
+}
+
+/// The vault of users' upstream grants, when any server uses one.
+fn vault(s: &AdminState) -> Option<Arc<tollgate_vault::Vault>> {
+    s.live.current().shared.vault.clone()
+}
+
+fn unavailable(e: &tollgate_vault::VaultError) -> Response {
+    (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"error": e.to_string()}))).into_response()
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,6 +152,22 @@ async fn revoke(State(s): State<AdminState>, headers: HeaderMap, Json(body): Jso
     for id in &chosen {
         if let Err(e) = issuer.revoke_grant(id).await {
             return failed(&e);
+        }
+    }
+    let mut chosen = chosen;
+    if let Some(v) = vault(&s) {
+        let connections = match v.grants(body.subject.as_deref()).await {
+            Ok(c) => c,
+            Err(e) => return unavailable(&e),
+        };
+        for c in connections {
+            if body.subject.is_some() || body.grant.as_ref() == Some(&c.id) {
+                match v.revoke(&c.id, None).await {
+                    Ok(true) => chosen.push(c.id),
+                    Ok(false) => {}
+                    Err(e) => return unavailable(&e),
+                }
+            }
         }
     }
     tracing::warn!(revoked = chosen.len(), subject = ?body.subject, "grants revoked by an administrator");
