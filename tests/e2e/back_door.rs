@@ -206,6 +206,25 @@ async fn each_user_connects_their_own_grant_and_the_upstream_sees_their_token() 
         .collect::<String>();
     assert!(trail.contains("\"user_oauth\""), "records name the credential kind");
     assert!(!trail.contains("eyJ"), "no token in the audit trail");
+    let records = tollgate_e2e::audit_support::records(&w.gw.audit_dir());
+    let used = records
+        .iter()
+        .filter_map(|r| {
+            r.upstream_grant
+                .as_ref()
+                .map(|g| (r.principal.as_ref().unwrap().subject.clone(), g))
+        })
+        .collect::<Vec<_>>();
+    assert!(!used.is_empty(), "calls name the grant they went with");
+    for (caller, grant) in used {
+        assert_eq!(
+            grant.subject.as_deref(),
+            Some(caller.as_str()),
+            "each call went with its caller's own grant"
+        );
+        assert_eq!(grant.issuer, w.idp.issuer);
+        assert_eq!(grant.scopes, vec!["repo".to_owned()]);
+    }
 }
 
 #[tokio::test]

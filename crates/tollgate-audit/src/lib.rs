@@ -44,7 +44,9 @@ pub use files::trail_files;
 pub use observer::{AuditObserver, task_fingerprint};
 pub use otlp::OtlpSettings;
 pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};
-pub use record::{CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION};
+pub use record::{
+    CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION, UpstreamGrantRecord,
+};
 pub use route::{RouteAudit, RouteAuditSettings};
 pub use sink::{
     AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Durability, Recorded, SinkSettings,

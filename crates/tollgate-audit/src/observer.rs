@@ -106,6 +106,12 @@ impl AuditObserver {
         rec.method = method(e);
         rec.name = e.name.as_deref().map(|n| recorded_name(&e.method, n));
         rec.rate_limit_rule.clone_from(&s.limited_by);
+        rec.upstream_grant = s.upstream_grant.as_ref().map(|g| crate::record::UpstreamGrantRecord {
+            id: g.id.to_string(),
+            issuer: g.issuer.to_string(),
+            subject: g.subject.as_deref().map(str::to_owned),
+            scopes: g.scopes.to_vec(),
+        });
         if let Some(b) = &s.budget {
             rec.budget = Some(b.id.clone());
             rec.budget_warning = b.warn;

@@ -110,6 +110,10 @@ pub struct CallRecord {
     /// The credential the upstream received.
     #[serde(default)]
     pub credential: CredentialKind,
+    /// With `credential` `user_oauth`: which of the caller's own upstream
+    /// grants the call went with (never the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_grant: Option<UpstreamGrantRecord>,
     /// HTTP status returned to the client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
@@ -175,6 +179,7 @@ impl CallRecord {
             gate: None,
             decision: Decision::default(),
             credential: CredentialKind::None,
+            upstream_grant: None,
             status: None,
             rpc_error: None,
             error: None,
@@ -323,6 +328,21 @@ pub enum PolicyMode {
     Enforce,
     /// Denials are recorded, the call proceeds.
     Observe,
+}
+
+/// The caller's own upstream grant a call went with.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UpstreamGrantRecord {
+    /// The grant's id in the vault.
+    pub id: String,
+    /// The upstream authorization server that issued it.
+    pub issuer: String,
+    /// The user at the upstream, when its token said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Its scopes.
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// The kind of credential the gateway presented upstream. The client's own

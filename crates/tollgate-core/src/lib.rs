@@ -18,5 +18,5 @@ pub use error::{Classify, ErrorKind};
 pub use principal::{Principal, PrincipalKind};
 pub use summary::{
     Answer, BudgetNote, CallElement, CallObserver, CallSummary, CatalogVerdict, Hidden, Payload, PolicyVerdict, Stage,
-    Via,
+    UpstreamGrantNote, Via,
 };

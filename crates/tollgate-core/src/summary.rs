@@ -195,6 +195,22 @@ pub struct CallSummary {
     /// The token budget the call counted against with the least left, when
     /// it is past its warning share or spent (`[[limits.budgets]]`).
     pub budget: Option<BudgetNote>,
+    /// The caller's own grant at the upstream the call went with
+    /// (`user_oauth` routes): which grant, never its token.
+    pub upstream_grant: Option<Arc<UpstreamGrantNote>>,
+}
+
+/// Which of the caller's own upstream grants a call used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamGrantNote {
+    /// The grant's id in the vault.
+    pub id: Arc<str>,
+    /// The upstream authorization server that issued it.
+    pub issuer: Arc<str>,
+    /// The user at the upstream (the token's `sub`), when it said.
+    pub subject: Option<Arc<str>>,
+    /// Its scopes.
+    pub scopes: Arc<[String]>,
 }
 
 /// A budget's word on a call.
@@ -239,6 +255,7 @@ impl CallSummary {
             via: None,
             limited_by: None,
             budget: None,
+            upstream_grant: None,
         }
     }
 

@@ -206,6 +206,8 @@ pub(crate) struct Facts {
     /// The budget that refused the call, or that it counts against past
     /// its warning share.
     pub(crate) budget: Option<BudgetNote>,
+    /// The caller's own upstream grant the call goes with (`user_oauth`).
+    pub(crate) upstream_grant: Option<Arc<tollgate_core::UpstreamGrantNote>>,
 }
 
 impl Facts {
@@ -230,6 +232,7 @@ impl Facts {
             hidden: None,
             limited: None,
             budget: None,
+            upstream_grant: None,
         })
     }
 

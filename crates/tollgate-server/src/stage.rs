@@ -159,6 +159,8 @@ pub(crate) struct Outbound {
     pub(crate) session: Option<HeaderValue>,
     /// The brokered credential.
     pub(crate) credential: Option<UpstreamCredential>,
+    /// The caller's own upstream grant it is, for a `user_oauth` route.
+    pub(crate) grant: Option<Arc<tollgate_core::UpstreamGrantNote>>,
 }
 
 /// The upstream session and credential are settled.

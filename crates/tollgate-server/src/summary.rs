@@ -199,6 +199,7 @@ fn base(name: &Arc<str>, view: &View<'_>, stage: Stage) -> CallSummary {
         via: facts.arrival.via.clone(),
         limited_by: facts.limited.clone(),
         budget: view.budget.clone(),
+        upstream_grant: facts.upstream_grant.clone(),
     }
 }
 

@@ -46,6 +46,10 @@ pub struct GrantInfo {
     pub subject: String,
     /// The upstream authorization server that issued it.
     pub upstream_issuer: String,
+    /// The user at the upstream: the access token's `sub`, when it is a
+    /// JWT (read, not verified: for the record only).
+    #[serde(default)]
+    pub upstream_subject: Option<String>,
     /// Its scopes, as the upstream granted them.
     pub scopes: Vec<String>,
     /// When it was made (Unix seconds).
@@ -128,6 +132,15 @@ impl std::fmt::Debug for Vault {
             .field("keys", &self.keyring)
             .finish_non_exhaustive()
     }
+}
+
+/// The `sub` of a JWT, unverified; `None` for an opaque token.
+fn jwt_subject(token: &str) -> Option<String> {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    claims.get("sub")?.as_str().map(str::to_owned)
 }
 
 fn grant_key(principal_issuer: &str, subject: &str, server: &str) -> String {
@@ -338,6 +351,7 @@ impl Vault {
             principal_issuer: request.principal_issuer.clone(),
             subject: request.subject.clone(),
             upstream_issuer: meta.issuer.clone(),
+            upstream_subject: jwt_subject(&set.access_token),
             scopes: set.scope.as_deref().map_or_else(
                 || up.spec.scopes.clone(),
                 |s| s.split_whitespace().map(str::to_owned).collect(),

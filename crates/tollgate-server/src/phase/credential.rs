@@ -12,7 +12,7 @@ use std::sync::Arc;
 use http::HeaderValue;
 use http::request::Parts;
 use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
-use tollgate_core::{Classify, Era, ErrorKind, Principal};
+use tollgate_core::{Classify, Era, ErrorKind, Principal, UpstreamGrantNote};
 use tollgate_mcp::headers::SESSION_ID;
 use tollgate_session::SessionError;
 use tollgate_vault::Access;
@@ -31,7 +31,8 @@ use crate::task_handle::owner;
 /// unavailable (the broker's class, 502 or 503).
 pub(crate) async fn credential(route: &Route, limited: Limited, parts: &Parts) -> Result<Credentialed, Stop> {
     let outbound = outbound(route, &limited, parts).await;
-    let (limited, outbound) = limited.check(outbound)?;
+    let (mut limited, outbound) = limited.check(outbound)?;
+    limited.authorized.gated.identified.facts.upstream_grant = outbound.grant.clone();
     Ok(Credentialed { limited, outbound })
 }
 
@@ -44,12 +45,13 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
         None
     };
     if let Some(vault) = route.shared.vault.as_ref().filter(|v| v.serves(&route.name)) {
-        let credential = user_grant(vault, &route.name, limited.principal())
+        let (credential, grant) = user_grant(vault, &route.name, limited.principal())
             .await
             .map_err(|r| r.with_id(id))?;
         return Ok(Outbound {
             session,
             credential: Some(credential),
+            grant: Some(grant),
         });
     }
     let broker = &route.shared.broker;
@@ -57,6 +59,7 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
         return Ok(Outbound {
             session,
             credential: None,
+            grant: None,
         });
     }
     let token = bearer_token(&parts.headers, None).ok();
@@ -69,7 +72,11 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
         tracing::warn!(error = %e, "upstream credential unavailable");
         Rejection::new(e.kind(), "Upstream credential unavailable").with_id(id)
     })?;
-    Ok(Outbound { session, credential })
+    Ok(Outbound {
+        session,
+        credential,
+        grant: None,
+    })
 }
 
 /// The caller's own grant at a `user_oauth` upstream; without one, the
@@ -79,7 +86,7 @@ async fn user_grant(
     vault: &tollgate_vault::Vault,
     server: &str,
     principal: Option<&Arc<Principal>>,
-) -> Result<UpstreamCredential, Rejection> {
+) -> Result<(UpstreamCredential, Arc<UpstreamGrantNote>), Rejection> {
     let principal = principal.ok_or_else(|| Rejection::new(ErrorKind::Unauthenticated, "Unauthorized"))?;
     let access = Box::pin(vault.access(&principal.issuer, &principal.subject, server)).await;
     match access {
@@ -88,10 +95,17 @@ async fn user_grant(
             let mut value = HeaderValue::from_str(&format!("Bearer {bearer}"))
                 .map_err(|_| Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream credential unusable"))?;
             value.set_sensitive(true);
-            Ok(UpstreamCredential {
+            let note = UpstreamGrantNote {
+                id: grant.id.into(),
+                issuer: grant.upstream_issuer.into(),
+                subject: grant.upstream_subject.map(Into::into),
+                scopes: grant.scopes.into(),
+            };
+            let credential = UpstreamCredential {
                 name: http::header::AUTHORIZATION,
                 value,
-            })
+            };
+            Ok((credential, Arc::new(note)))
         }
         Ok(Access::Connect { url, id }) => {
             let message = format!("Connect {server} to continue: open the link, sign in and allow access.");
