@@ -198,6 +198,12 @@ async fn each_user_connects_their_own_grant_and_the_upstream_sees_their_token() 
     assert_eq!(after["sub"], "alice");
     assert_ne!(after["jti"], before, "a refreshed token");
 
+    let metrics = w.gw.metrics().await;
+    for (event, n) in [("asked", 2), ("connected", 2), ("refused", 1), ("refreshed", 1)] {
+        let line = format!("tollgate_upstream_grant_events{{event=\"{event}\",server=\"github\"}} {n}");
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+
     // Nothing the client saw or the audit trail holds is an upstream token.
     w.gw.hangup().await;
     let trail = std::fs::read_dir(w.gw.audit_dir())

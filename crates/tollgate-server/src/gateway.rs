@@ -27,7 +27,9 @@ use crate::error::auth_err;
 use crate::generation::{self, Base};
 use crate::governance::reload::LockFile;
 use crate::live::Live;
-use crate::metrics::{CatalogCollector, LimitCollector, Metrics, StatusCollector, UpstreamCollector, VirtualCollector};
+use crate::metrics::{
+    CatalogCollector, LimitCollector, Metrics, StatusCollector, UpstreamCollector, VaultCollector, VirtualCollector,
+};
 use crate::reload::Reloader;
 use crate::runtime::Workers;
 use crate::serve::{ServeOptions, serve};
@@ -122,6 +124,7 @@ impl Gateway {
         registry.register(Box::new(LimitCollector::new(live.clone())?))?;
         registry.register(Box::new(UpstreamCollector::new(live.clone())?))?;
         registry.register(Box::new(VirtualCollector::new(live.clone())?))?;
+        registry.register(Box::new(VaultCollector::new(live.clone())?))?;
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),

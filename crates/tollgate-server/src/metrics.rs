@@ -14,12 +14,14 @@ mod doc_sync;
 mod limits;
 mod status;
 mod upstreams;
+mod vault;
 mod virtual_servers;
 
 pub(crate) use catalog::CatalogCollector;
 pub(crate) use limits::LimitCollector;
 pub(crate) use status::StatusCollector;
 pub(crate) use upstreams::UpstreamCollector;
+pub(crate) use vault::VaultCollector;
 pub(crate) use virtual_servers::VirtualCollector;
 
 use std::time::Duration;

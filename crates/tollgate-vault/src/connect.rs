@@ -83,6 +83,7 @@ async fn connect(State(v): State<Arc<Vault>>, headers: HeaderMap, Query(q): Quer
     };
     let same_identity = v.settings.identity_issuers.contains(&request.principal_issuer);
     if user.subject != request.subject || !same_identity {
+        v.events.count(&request.server, "refused");
         tracing::warn!(signed_in = %user.subject, asked_by = %request.subject, server = %request.server, "connect link opened by another user: refused");
         return refused(
             StatusCode::FORBIDDEN,
@@ -153,6 +154,7 @@ async fn callback(State(v): State<Arc<Vault>>, Query(q): Query<CallbackQuery>) -
     let server = pending.connect.server.clone();
     let code = match (q.code, q.error) {
         (_, Some(error)) => {
+            v.events.count(&server, "refused");
             return refused(
                 StatusCode::FORBIDDEN,
                 &format!("{server} answered {error}: not connected."),
@@ -175,7 +177,10 @@ async fn callback(State(v): State<Arc<Vault>>, Query(q): Query<CallbackQuery>) -
                 ),
             )
         }
-        Err(e) => refused(StatusCode::BAD_GATEWAY, &e.to_string()),
+        Err(e) => {
+            v.events.count(&server, "refused");
+            refused(StatusCode::BAD_GATEWAY, &e.to_string())
+        }
     }
 }
 

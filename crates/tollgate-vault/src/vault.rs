@@ -26,7 +26,8 @@ pub(crate) mod ns {
 
 const KEEP: Duration = Duration::from_secs(365 * 24 * 3600);
 pub(crate) const CONNECT_TTL: Duration = Duration::from_secs(900);
-/// Refresh this long before expiry.
+/// Refresh this long before expiry at most (a quarter of the lifetime for
+/// short-lived tokens).
 const EARLY: u64 = 30;
 
 pub(crate) fn unix_now() -> u64 {
@@ -56,6 +57,9 @@ pub struct GrantInfo {
     pub created: u64,
     /// When its access token expires (Unix seconds), when known.
     pub expires_at: Option<u64>,
+    /// How long its access tokens live (`expires_in`), when known.
+    #[serde(default)]
+    pub lifetime: Option<u64>,
     /// The vault key it is sealed under.
     #[serde(default)]
     pub key_id: String,
@@ -116,6 +120,22 @@ pub(crate) struct Upstream {
     client: tokio::sync::OnceCell<(String, Option<String>)>,
 }
 
+/// What happened to users' upstream grants since start, per server:
+/// `asked` (a call was answered with a connect link), `connected`,
+/// `refused` (a connect that did not end in a grant), `refreshed`,
+/// `refresh_failed`, `forgotten` (the upstream said `invalid_grant`),
+/// `revoked` (by the user or an administrator).
+#[derive(Debug, Default)]
+pub(crate) struct Events(std::sync::Mutex<std::collections::BTreeMap<(String, &'static str), u64>>);
+
+impl Events {
+    pub(crate) fn count(&self, server: &str, event: &'static str) {
+        if let Ok(mut m) = self.0.lock() {
+            *m.entry((server.to_owned(), event)).or_default() += 1;
+        }
+    }
+}
+
 /// The vault. Shared in an `Arc`.
 pub struct Vault {
     pub(crate) settings: VaultSettings,
@@ -124,6 +144,7 @@ pub struct Vault {
     pub(crate) upstreams: ArcSwap<HashMap<String, Arc<Upstream>>>,
     pub(crate) http: reqwest::Client,
     pub(crate) issuer: Arc<tollgate_issuer::Issuer>,
+    pub(crate) events: Events,
 }
 
 impl std::fmt::Debug for Vault {
@@ -168,6 +189,7 @@ impl Vault {
             upstreams: ArcSwap::from_pointee(HashMap::new()),
             http,
             issuer,
+            events: Events::default(),
         })
     }
 
@@ -248,7 +270,8 @@ impl Vault {
             };
             let (plain, stale_key) = self.keyring.open(&stored.sealed, &key)?;
             let secrets: Secrets = serde_json::from_slice(&plain).map_err(|e| VaultError::Sealed(e.to_string()))?;
-            let fresh = stored.info.expires_at.is_none_or(|exp| exp > unix_now() + EARLY);
+            let early = stored.info.lifetime.map_or(EARLY, |l| (l / 4).min(EARLY));
+            let fresh = stored.info.expires_at.is_none_or(|exp| exp > unix_now() + early);
             if fresh {
                 if stale_key {
                     self.seal_and_put(&key, &stored.info, &secrets).await?;
@@ -298,10 +321,12 @@ impl Vault {
                     refresh_token: set.refresh_token.clone().or(Some(refresh_token)),
                 };
                 info.expires_at = set.expires_in.map(|s| unix_now() + s);
+                info.lifetime = set.expires_in;
                 if let Some(scope) = &set.scope {
                     info.scopes = scope.split_whitespace().map(str::to_owned).collect();
                 }
                 self.seal_and_put(key, &info, &secrets).await?;
+                self.events.count(&info.server, "refreshed");
                 tracing::info!(server = %info.server, subject = %info.subject, grant = %info.id, "upstream grant refreshed");
                 Ok(Some(Access::Token {
                     bearer: secrets.access_token,
@@ -309,11 +334,15 @@ impl Vault {
                 }))
             }
             Err(TokenError::InvalidGrant) => {
+                self.events.count(&info.server, "forgotten");
                 tracing::warn!(server = %info.server, subject = %info.subject, grant = %info.id, "upstream grant no longer good: forgotten");
                 self.store.delete(ns::GRANT, key).await?;
                 Ok(None)
             }
-            Err(TokenError::Other(e)) => Err(e),
+            Err(TokenError::Other(e)) => {
+                self.events.count(&info.server, "refresh_failed");
+                Err(e)
+            }
         }
     }
 
@@ -335,6 +364,7 @@ impl Vault {
             server: server.to_owned(),
         };
         self.store.put(ns::CONNECT, &id, &request, CONNECT_TTL).await?;
+        self.events.count(server, "asked");
         Ok(Access::Connect {
             url: format!("{}/oauth/connect?request={id}", self.settings.public_base_url),
             id,
@@ -358,6 +388,7 @@ impl Vault {
             ),
             created: unix_now(),
             expires_at: set.expires_in.map(|s| unix_now() + s),
+            lifetime: set.expires_in,
             key_id: String::new(),
         };
         let secrets = Secrets {
@@ -365,6 +396,7 @@ impl Vault {
             refresh_token: set.refresh_token,
         };
         self.seal_and_put(&key, &info, &secrets).await?;
+        self.events.count(&info.server, "connected");
         Ok(info)
     }
 
@@ -396,8 +428,20 @@ impl Vault {
         };
         let key = grant_key(&info.principal_issuer, &info.subject, &info.server);
         self.store.delete(ns::GRANT, &key).await?;
+        self.events.count(&info.server, "revoked");
         tracing::warn!(server = %info.server, subject = %info.subject, grant = %info.id, "upstream grant revoked");
         Ok(true)
+    }
+
+    /// Counts of what happened to grants since start: (server, event,
+    /// count); events are `asked`, `connected`, `refused`, `refreshed`,
+    /// `refresh_failed`, `forgotten`, `revoked`.
+    pub fn events(&self) -> Vec<(String, &'static str, u64)> {
+        self.events
+            .0
+            .lock()
+            .map(|m| m.iter().map(|((s, e), n)| (s.clone(), *e, *n)).collect())
+            .unwrap_or_default()
     }
 
     /// The vault's key ids, the current first.

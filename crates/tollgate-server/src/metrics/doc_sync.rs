@@ -122,6 +122,10 @@ fn registered() -> BTreeMap<String, Described> {
     describe(&limits, &mut out);
     registry.register(Box::new(limits)).expect("limit collector registers");
 
+    let vault = super::VaultCollector::new(live.clone()).expect("vault collector builds");
+    describe(&vault, &mut out);
+    registry.register(Box::new(vault)).expect("vault collector registers");
+
     let upstreams = super::UpstreamCollector::new(live.clone()).expect("upstream collector builds");
     describe(&upstreams, &mut out);
     registry
