@@ -93,7 +93,7 @@ pub enum Access {
         /// The bearer token.
         bearer: String,
         /// The grant.
-        grant: GrantInfo,
+        grant: Box<GrantInfo>,
     },
     /// The user has to connect first: send them here.
     Connect {
@@ -278,7 +278,7 @@ impl Vault {
                 }
                 return Ok(Access::Token {
                     bearer: secrets.access_token,
-                    grant: stored.info,
+                    grant: Box::new(stored.info),
                 });
             }
             // One refresh per grant across replicas; the others wait for it.
@@ -330,7 +330,7 @@ impl Vault {
                 tracing::info!(server = %info.server, subject = %info.subject, grant = %info.id, "upstream grant refreshed");
                 Ok(Some(Access::Token {
                     bearer: secrets.access_token,
-                    grant: info,
+                    grant: Box::new(info),
                 }))
             }
             Err(TokenError::InvalidGrant) => {

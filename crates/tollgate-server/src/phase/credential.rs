@@ -95,6 +95,7 @@ async fn user_grant(
             let mut value = HeaderValue::from_str(&format!("Bearer {bearer}"))
                 .map_err(|_| Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream credential unusable"))?;
             value.set_sensitive(true);
+            let grant = *grant;
             let note = UpstreamGrantNote {
                 id: grant.id.into(),
                 issuer: grant.upstream_issuer.into(),
