@@ -349,3 +349,36 @@ async fn replicas_share_the_vault_in_redis_and_a_vault_down_fails_only_its_calls
         .unwrap();
     assert_eq!(res.status(), 200, "a route without user_oauth is unaffected");
 }
+
+#[tokio::test]
+async fn the_typescript_sdk_client_follows_the_url_elicitation_and_retries() {
+    let w = world("").await;
+    let alice = w.gw.mint("alice", &[]).await;
+    let js = tollgate_e2e::repo_root().join("tests/fixtures/js/connect-client.mjs");
+    let out = tokio::process::Command::new("node")
+        .arg(js)
+        .args([
+            &w.gw.url("github"),
+            "--token",
+            &alice,
+            "--login",
+            "alice",
+            "--password",
+            "wonderland",
+        ])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let out: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(out["elicited"]["code"], -32042, "{out}");
+    assert_eq!(out["elicited"]["mode"], "url", "{out}");
+    assert_eq!(out["connected"], true, "{out}\n{}", w.idp.log());
+    assert_eq!(out["whoami"]["sub"], "alice", "{out}");
+}
