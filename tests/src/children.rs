@@ -455,3 +455,53 @@ impl RedisServer {
         let _ = self.child.kill().await;
     }
 }
+
+/// A node fixture that prints `ready VALUE` once it serves and exits when
+/// its stdin closes: the child (killed on drop), its stdin, VALUE, and the
+/// file its stderr goes to.
+pub(crate) struct ReadyChild {
+    pub(crate) child: Child,
+    pub(crate) stdin: tokio::process::ChildStdin,
+    pub(crate) ready: String,
+    pub(crate) log: tempfile::NamedTempFile,
+}
+
+/// Spawn `script` (under `tests/fixtures/js`) with `args` and wait, at most
+/// 30 s, for its `ready` line.
+pub(crate) async fn spawn_ready(script: &str, args: &[String]) -> ReadyChild {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new("node")
+        .arg(fixtures().join("js").join(script))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log.reopen().unwrap()))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node on PATH");
+    let stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(value) = line.strip_prefix("ready ") {
+                return Some(value.trim().to_owned());
+            }
+        }
+        None
+    })
+    .await;
+    let log_text = || std::fs::read_to_string(log.path()).unwrap_or_default();
+    let ready = match ready {
+        Ok(Some(value)) => value,
+        Ok(None) => panic!("{script} exited before it was ready:\n{}", log_text()),
+        Err(_) => panic!("{script} was not ready within 30 s:\n{}", log_text()),
+    };
+    // Keep reading stdout so that the child never writes to a closed pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    ReadyChild {
+        child,
+        stdin,
+        ready,
+        log,
+    }
+}

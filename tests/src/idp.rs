@@ -10,12 +10,11 @@
 //! a test that needs it fails with that hint when it is missing.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
+use crate::children::{ReadyChild, spawn_ready};
 use crate::repo_root;
 
 fn js() -> PathBuf {
@@ -52,41 +51,14 @@ impl Idp {
     /// gateway's configuration, when the IdP's clients need the gateway's
     /// address).
     pub async fn start_on(port: u16, config: serde_json::Value) -> Idp {
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let mut child = Command::new("node")
-            .arg(js().join("idp.mjs"))
-            .args(["--port", &port.to_string(), "--config"])
-            .arg(config.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log.reopen().unwrap()))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node on PATH");
-        let stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let issuer = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(issuer) = line.strip_prefix("ready ") {
-                    return Some(issuer.trim().to_owned());
-                }
-            }
-            None
-        })
-        .await;
-        let issuer = match issuer {
-            Ok(Some(issuer)) => issuer,
-            Ok(None) => panic!(
-                "idp.mjs exited before it was ready:\n{}",
-                std::fs::read_to_string(log.path()).unwrap_or_default()
-            ),
-            Err(_) => panic!(
-                "idp.mjs was not ready within 30 s:\n{}",
-                std::fs::read_to_string(log.path()).unwrap_or_default()
-            ),
-        };
-        // Keep reading stdout so that the child never writes to a closed pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        js();
+        let args = vec!["--port".into(), port.to_string(), "--config".into(), config.to_string()];
+        let ReadyChild {
+            child,
+            stdin,
+            ready: issuer,
+            log,
+        } = spawn_ready("idp.mjs", &args).await;
         Idp {
             issuer,
             log,

@@ -21,13 +21,9 @@
 //! It fetches the issuer's keys on first use, so it may also start before
 //! the issuer.
 
-use std::process::Stdio;
-use std::time::Duration;
+use tokio::process::{Child, ChildStdin};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
-
-use crate::children::{fixtures, free_port, require};
+use crate::children::{ReadyChild, fixtures, free_port, require, spawn_ready};
 
 /// `protected-server.mjs` running as a child process; it stops when this is
 /// dropped (killed, and its stdin closes).
@@ -70,41 +66,14 @@ impl ProtectedServer {
         let js = fixtures().join("js");
         require(&js.join("node_modules/@modelcontextprotocol/sdk/package.json"));
         require(&js.join("node_modules/jose/package.json"));
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let mut child = Command::new("node")
-            .arg(js.join("protected-server.mjs"))
-            .args(["--port", &port.to_string(), "--issuer", issuer])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log.reopen().unwrap()))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node on PATH");
-        let stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let ready = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(url) = line.strip_prefix("ready ") {
-                    return Some(url.trim().to_owned());
-                }
-            }
-            None
-        })
-        .await;
-        let url = match ready {
-            Ok(Some(url)) => url,
-            Ok(None) => panic!(
-                "protected-server.mjs exited before it was ready:\n{}",
-                std::fs::read_to_string(log.path()).unwrap_or_default()
-            ),
-            Err(_) => panic!(
-                "protected-server.mjs was not ready within 30 s:\n{}",
-                std::fs::read_to_string(log.path()).unwrap_or_default()
-            ),
-        };
-        // Keep reading stdout so that the child never writes to a closed pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let mut args = vec!["--port".into(), port.to_string(), "--issuer".into(), issuer.to_owned()];
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        let ReadyChild {
+            child,
+            stdin,
+            ready: url,
+            log,
+        } = spawn_ready("protected-server.mjs", &args).await;
         let resource = extra
             .iter()
             .position(|a| *a == "--resource")

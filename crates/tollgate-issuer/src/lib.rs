@@ -51,4 +51,4 @@ pub use records::{ClientKind, ClientRecord, Grant, User};
 pub use redis_store::{RedisSettings, RedisStore};
 pub use router::{is_own_path, router};
 pub use state::{Issuer, Resources, Settings};
-pub use store::{MemoryStore, Store, StoreError};
+pub use store::{MemoryStore, Records, Store, StoreError};

@@ -39,9 +39,10 @@ pub trait Store: Send + Sync + Debug {
     async fn list(&self, ns: &str) -> Result<Vec<Vec<u8>>, StoreError>;
 }
 
-/// Typed access over any [`Store`].
+/// Typed access over any [`Store`]: values as JSON (the vault uses it
+/// too).
 #[derive(Debug, Clone)]
-pub(crate) struct Records<S: ?Sized>(pub(crate) std::sync::Arc<S>);
+pub struct Records<S: ?Sized = dyn Store>(pub std::sync::Arc<S>);
 
 fn decode<T: DeserializeOwned>(bytes: Option<Vec<u8>>) -> Result<Option<T>, StoreError> {
     bytes
@@ -54,28 +55,28 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
 }
 
 impl<S: Store + ?Sized> Records<S> {
-    pub(crate) async fn put<T: Serialize>(&self, ns: &str, key: &str, v: &T, ttl: Duration) -> Result<(), StoreError> {
+    /// [`Store::put`] of a JSON value.
+    pub async fn put<T: Serialize>(&self, ns: &str, key: &str, v: &T, ttl: Duration) -> Result<(), StoreError> {
         self.0.put(ns, key, encode(v)?, ttl).await
     }
-    pub(crate) async fn put_new<T: Serialize>(
-        &self,
-        ns: &str,
-        key: &str,
-        v: &T,
-        ttl: Duration,
-    ) -> Result<bool, StoreError> {
+    /// [`Store::put`] of a JSON value.
+    pub async fn put_new<T: Serialize>(&self, ns: &str, key: &str, v: &T, ttl: Duration) -> Result<bool, StoreError> {
         self.0.put_new(ns, key, encode(v)?, ttl).await
     }
-    pub(crate) async fn get<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
+    /// [`Store::get`] of a JSON value.
+    pub async fn get<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
         decode(self.0.get(ns, key).await?)
     }
-    pub(crate) async fn take<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
+    /// [`Store::take`] of a JSON value.
+    pub async fn take<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
         decode(self.0.take(ns, key).await?)
     }
-    pub(crate) async fn delete(&self, ns: &str, key: &str) -> Result<(), StoreError> {
+    /// [`Store::delete`] of a JSON value.
+    pub async fn delete(&self, ns: &str, key: &str) -> Result<(), StoreError> {
         self.0.delete(ns, key).await
     }
-    pub(crate) async fn list<T: DeserializeOwned>(&self, ns: &str) -> Result<Vec<T>, StoreError> {
+    /// [`Store::list`] of a JSON value.
+    pub async fn list<T: DeserializeOwned>(&self, ns: &str) -> Result<Vec<T>, StoreError> {
         let all = self.0.list(ns).await?;
         all.into_iter()
             .map(|b| decode(Some(b)).map(Option::unwrap_or_default))

@@ -17,12 +17,7 @@ mod seal;
 mod upstream;
 mod vault;
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use tollgate_issuer::{Store, StoreError};
+use tollgate_issuer::StoreError;
 
 pub use connect::router;
 pub use seal::Keyring;
@@ -55,43 +50,4 @@ pub(crate) fn random(bytes: usize) -> Result<String, VaultError> {
         .fill(&mut buf)
         .map_err(|_| VaultError::Setup("no randomness".into()))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
-}
-
-/// Typed JSON values over a [`Store`].
-#[derive(Debug, Clone)]
-pub(crate) struct Records(pub(crate) Arc<dyn Store>);
-
-fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(v).map_err(|e| StoreError(e.to_string()))
-}
-
-fn decode<T: DeserializeOwned>(b: Vec<u8>) -> Result<T, StoreError> {
-    serde_json::from_slice(&b).map_err(|e| StoreError(format!("stored value: {e}")))
-}
-
-impl Records {
-    pub(crate) async fn put<T: Serialize>(&self, ns: &str, key: &str, v: &T, ttl: Duration) -> Result<(), StoreError> {
-        self.0.put(ns, key, encode(v)?, ttl).await
-    }
-    pub(crate) async fn put_new<T: Serialize>(
-        &self,
-        ns: &str,
-        key: &str,
-        v: &T,
-        ttl: Duration,
-    ) -> Result<bool, StoreError> {
-        self.0.put_new(ns, key, encode(v)?, ttl).await
-    }
-    pub(crate) async fn get<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
-        self.0.get(ns, key).await?.map(decode).transpose()
-    }
-    pub(crate) async fn take<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, StoreError> {
-        self.0.take(ns, key).await?.map(decode).transpose()
-    }
-    pub(crate) async fn delete(&self, ns: &str, key: &str) -> Result<(), StoreError> {
-        self.0.delete(ns, key).await
-    }
-    pub(crate) async fn list<T: DeserializeOwned>(&self, ns: &str) -> Result<Vec<T>, StoreError> {
-        self.0.list(ns).await?.into_iter().map(decode).collect()
-    }
 }

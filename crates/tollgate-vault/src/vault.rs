@@ -11,11 +11,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
-use tollgate_issuer::Store;
+use tollgate_issuer::{Records, Store};
 
+use crate::VaultError;
 use crate::seal::Keyring;
 use crate::upstream::{self, AsMetadata, TokenError, TokenSet, UpstreamSpec};
-use crate::{Records, VaultError};
 
 pub(crate) mod ns {
     pub(crate) const GRANT: &str = "vault";
