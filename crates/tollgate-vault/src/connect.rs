@@ -18,7 +18,8 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
 use tollgate_issuer::{escape, page};
 
-use crate::vault::{CONNECT_TTL, Connect, Vault, ns};
+use crate::records::{CONNECT_TTL, Connect, ns};
+use crate::vault::Vault;
 use crate::{VaultError, random};
 
 /// A connect waiting for the upstream's answer, under its `state`.

@@ -13,6 +13,7 @@
 //! upstream token.
 
 mod connect;
+mod records;
 mod seal;
 mod upstream;
 mod vault;
@@ -20,9 +21,10 @@ mod vault;
 use tollgate_issuer::StoreError;
 
 pub use connect::router;
+pub use records::{Access, GrantInfo};
 pub use seal::Keyring;
 pub use upstream::UpstreamSpec;
-pub use vault::{Access, GrantInfo, Vault, VaultSettings};
+pub use vault::{Vault, VaultSettings};
 
 /// What went wrong in the vault.
 #[derive(Debug, thiserror::Error)]
