@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Json, Redirect, Response};
 use axum::routing::get;
 use base64::Engine as _;
@@ -225,13 +225,7 @@ struct ConsentForm {
     decision: String,
 }
 
-async fn consent(
-    State(s): State<Arc<Issuer>>,
-    method: Method,
-    headers: HeaderMap,
-    axum::Form(f): axum::Form<ConsentForm>,
-) -> Response {
-    debug_assert_eq!(method, Method::POST);
+async fn consent(State(s): State<Arc<Issuer>>, headers: HeaderMap, axum::Form(f): axum::Form<ConsentForm>) -> Response {
     let allow = f.decision == "allow";
     next(s.consent(&f.request, &f.csrf, allow, cookie(&s, &headers)).await)
 }
