@@ -43,4 +43,13 @@ async fn replicas_share_clients_grants_and_refresh_tokens_in_redis() {
     let (status, err) = refresh(&b, old, &client_id).await;
     assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
     assert_eq!(call(&a, "demo", next["access_token"].as_str().unwrap()).await, 401);
+
+    // The store down: whether a token's grant stands cannot be told, so
+    // the call is refused (503), never let through.
+    let (_, fresh, _) = sign_in_on(&a, &a, &public, "demo").await;
+    let token = fresh["access_token"].as_str().unwrap();
+    assert_eq!(call(&a, "demo", token).await, 200);
+    drop(redis);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(call(&b, "demo", token).await, 503);
 }
