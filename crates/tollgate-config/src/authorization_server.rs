@@ -151,6 +151,9 @@ pub struct Registration {
     pub redirect_schemes: Vec<String>,
     /// `https` origins web clients may redirect to (`https://claude.ai`).
     pub web_origins: Vec<String>,
+    /// Most dynamic registrations accepted per minute by each replica
+    /// (more get `429`), so that nobody fills the store with clients.
+    pub max_registrations_per_minute: u32,
 }
 
 impl Default for Registration {
@@ -163,6 +166,7 @@ impl Default for Registration {
             loopback_redirects: true,
             redirect_schemes: Vec::new(),
             web_origins: Vec::new(),
+            max_registrations_per_minute: 60,
         }
     }
 }

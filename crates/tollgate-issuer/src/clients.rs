@@ -45,6 +45,7 @@ impl Issuer {
                 "dynamic client registration is turned off here",
             ));
         }
+        self.count_registration()?;
         let reg: Registration =
             serde_json::from_slice(body).map_err(|e| bad_metadata(format!("not a registration request: {e}")))?;
         let policy = &self.settings.registration;
@@ -122,6 +123,26 @@ impl Issuer {
             answer["client_secret_expires_at"] = json!(0);
         }
         Ok(answer)
+    }
+
+    /// Count a registration against `max_per_minute` (this replica).
+    fn count_registration(&self) -> Result<(), OAuthError> {
+        let minute = unix_now() / 60;
+        let mut window = self
+            .registrations
+            .lock()
+            .map_err(|_| OAuthError::server_error("registration counter poisoned"))?;
+        if window.0 != minute {
+            *window = (minute, 0);
+        }
+        if window.1 >= self.settings.registration.max_per_minute {
+            tracing::warn!("client registrations refused: the per-minute limit is reached");
+            return Err(OAuthError::slow_down(
+                "too many client registrations: try again in a minute",
+            ));
+        }
+        window.1 += 1;
+        Ok(())
     }
 
     /// The client `client_id`: a registration, or a metadata document

@@ -53,6 +53,7 @@ codes! {
     invalid_redirect_uri => "invalid_redirect_uri",
     invalid_client_metadata => "invalid_client_metadata",
     unsupported_token_type => "unsupported_token_type",
+    slow_down => "slow_down",
 }
 
 impl OAuthError {
@@ -62,6 +63,7 @@ impl OAuthError {
             "invalid_client" => StatusCode::UNAUTHORIZED,
             "server_error" => StatusCode::INTERNAL_SERVER_ERROR,
             "temporarily_unavailable" => StatusCode::SERVICE_UNAVAILABLE,
+            "slow_down" => StatusCode::TOO_MANY_REQUESTS,
             _ => StatusCode::BAD_REQUEST,
         }
     }

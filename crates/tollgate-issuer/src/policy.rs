@@ -17,6 +17,8 @@ pub struct RegistrationPolicy {
     pub redirect_schemes: Vec<String>,
     /// `https` origins allowed.
     pub web_origins: Vec<String>,
+    /// Most registrations per minute (this replica).
+    pub max_per_minute: u32,
 }
 
 /// What kind of redirect URI a string is.
@@ -117,6 +119,7 @@ mod tests {
             loopback_redirects: true,
             redirect_schemes: vec!["cursor".into()],
             web_origins: vec!["https://claude.ai".into()],
+            max_per_minute: 60,
         };
         let ok = |u: &str| p.redirect(u).is_ok();
         assert!(ok("http://127.0.0.1:33418/callback"));

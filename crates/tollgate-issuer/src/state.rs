@@ -53,6 +53,8 @@ pub struct Issuer {
     pub(crate) identity: Identity,
     pub(crate) assertions: Assertions,
     pub(crate) resources: ArcSwap<Resources>,
+    /// Registrations in the current minute: (minute, count).
+    pub(crate) registrations: std::sync::Mutex<(u64, u32)>,
 }
 
 impl Issuer {
@@ -75,6 +77,7 @@ impl Issuer {
             identity,
             assertions,
             resources: ArcSwap::from_pointee(Resources::new()),
+            registrations: std::sync::Mutex::new((0, 0)),
         })
     }
 

@@ -141,5 +141,6 @@ fn policy(config: &AuthorizationServer) -> RegistrationPolicy {
         loopback_redirects: r.loopback_redirects,
         redirect_schemes: r.redirect_schemes.clone(),
         web_origins: r.web_origins.clone(),
+        max_per_minute: r.max_registrations_per_minute,
     }
 }

@@ -187,3 +187,27 @@ async fn a_metadata_document_at_a_private_address_is_refused() {
         assert!(page.contains("invalid_client"), "{page}");
     }
 }
+
+#[tokio::test]
+async fn registrations_past_the_per_minute_limit_are_refused() {
+    let demo = Demo::spawn().await;
+    let gw = gateway(
+        &demo,
+        "[authorization_server.registration]\nmax_registrations_per_minute = 3\n",
+    )
+    .await;
+    // Seven registrations within a second span at most two minutes of
+    // three each: at least one is refused, whatever the clock says.
+    let mut refused = None;
+    let mut passed = 0;
+    for _ in 0..7 {
+        let res = register(&gw, &[REDIRECT]).await;
+        match res.status().as_u16() {
+            201 => passed += 1,
+            429 => refused = Some(res.json::<Value>().await.unwrap()),
+            other => panic!("status {other}"),
+        }
+    }
+    assert!(passed >= 3, "{passed} passed");
+    assert_eq!(refused.expect("one refused")["error"], "slow_down");
+}
