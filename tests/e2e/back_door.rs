@@ -91,12 +91,7 @@ async fn world(extra: &str) -> World {
 }
 
 fn http() -> reqwest::Client {
-    tollgate_e2e::install_crypto_provider();
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
+    tollgate_e2e::http_no_redirect()
 }
 
 /// POST `body` to the route as `token` (in `session`); status, session id,

@@ -10,6 +10,17 @@ pub fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
+/// A client that follows no redirect: a test reads each `Location` itself
+/// (OAuth and sign-in flows).
+pub fn http_no_redirect() -> reqwest::Client {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
 /// reqwest is built with rustls but no default crypto provider (the
 /// gateway configures its own): tests use aws-lc-rs, like the gateway.
 pub fn install_crypto_provider() {

@@ -43,7 +43,7 @@ pub fn client() -> Result<reqwest::Client, SetupError> {
 }
 
 /// Whether the URL's host is `localhost` or a loopback address.
-pub(crate) fn is_loopback(url: &Url) -> bool {
+pub fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(Host::Ipv4(ip)) => ip.is_loopback(),
@@ -54,7 +54,11 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
 
 /// Refuse URLs the configuration would refuse: `https://`, or `http://`
 /// to a loopback host when allowed. Applied to discovered URLs too.
-pub(crate) fn check_url(url: &Url, allow_http: bool) -> Result<(), String> {
+///
+/// # Errors
+///
+/// The URL is refused, with why.
+pub fn check_url(url: &Url, allow_http: bool) -> Result<(), String> {
     match url.scheme() {
         "https" if url.host().is_some() => Ok(()),
         "http" if allow_http && is_loopback(url) => Ok(()),
@@ -74,8 +78,12 @@ pub(crate) async fn read_body(mut res: reqwest::Response) -> Result<Vec<u8>, Str
     Ok(body)
 }
 
-/// GET a JSON document.
-pub(crate) async fn get_json<T: serde::de::DeserializeOwned>(
+/// GET a JSON document of at most 1 MiB from a URL [`check_url`] accepts.
+///
+/// # Errors
+///
+/// The URL is refused, the request failed, or the answer is not JSON.
+pub async fn get_json<T: serde::de::DeserializeOwned>(
     http: &reqwest::Client,
     url: &Url,
     allow_http: bool,

@@ -44,7 +44,7 @@ pub use broker::{BrokerRoute, BrokerSettings, Caller, CredentialBroker, Upstream
 pub use dev::{DEV_CLIENT_ID, DevIssuer};
 pub use dev_login::{AuthorizeParams, DevClient, DevLoginError, TokenParams};
 pub use error::{AuthError, CredentialError, SetupError, TokenRejection};
-pub use fetch::client as identity_client;
+pub use fetch::{check_url, client as identity_client, get_json, is_loopback};
 pub use jwks::IssuerStatus;
 pub use resource::ProtectedResource;
 pub use token::{TokenShape, read_token};

@@ -25,6 +25,8 @@ pub struct OidcSettings {
     pub scopes: Vec<String>,
     /// Which claims make up the user.
     pub claims: UserClaims,
+    /// Allow an `http://` issuer on a loopback host (development).
+    pub allow_http: bool,
 }
 
 /// Where users sign in.
@@ -63,7 +65,7 @@ fn failed(what: impl std::fmt::Display) -> OAuthError {
 impl Identity {
     pub(crate) fn new(settings: IdentitySettings, http: reqwest::Client) -> Identity {
         let remote = match &settings {
-            IdentitySettings::Oidc(o) => Some(RemoteIssuer::new(&o.issuer, None, http.clone())),
+            IdentitySettings::Oidc(o) => Some(RemoteIssuer::new(&o.issuer, None, o.allow_http, http.clone())),
             IdentitySettings::Development(_) => None,
         };
         Identity { settings, remote, http }
@@ -192,7 +194,7 @@ pub(crate) fn user_from(idp: &str, claims: &serde_json::Value, names: &UserClaim
 }
 
 /// RFC 6749 §2.3.1: client id and secret are form-encoded before HTTP
-/// Basic encoding.
-fn form_encode(s: &str) -> String {
+/// Basic encoding (the vault's upstream client uses it too).
+pub fn form_encode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

@@ -34,6 +34,8 @@ pub struct AssertionSettings {
     pub jwks_uri: Option<Url>,
     /// Which claims make up the user.
     pub claims: UserClaims,
+    /// Allow an `http://` issuer on a loopback host (development).
+    pub allow_http: bool,
 }
 
 /// The trusted assertion issuers.
@@ -45,7 +47,12 @@ impl Assertions {
         Assertions(
             settings
                 .into_iter()
-                .map(|s| (RemoteIssuer::new(&s.issuer, s.jwks_uri, http.clone()), s.claims))
+                .map(|s| {
+                    (
+                        RemoteIssuer::new(&s.issuer, s.jwks_uri, s.allow_http, http.clone()),
+                        s.claims,
+                    )
+                })
                 .collect(),
         )
     }

@@ -42,7 +42,7 @@ mod token;
 
 pub use error::{IssuerError, OAuthError};
 pub use file_store::FileStore;
-pub use identity::{IdentitySettings, OidcSettings};
+pub use identity::{IdentitySettings, OidcSettings, form_encode};
 pub use jag::{AssertionSettings, ID_JAG_TYP};
 pub use keys::Keys;
 pub use pages::{escape, page};
@@ -52,3 +52,4 @@ pub use redis_store::{RedisSettings, RedisStore};
 pub use router::{is_own_path, router};
 pub use state::{Issuer, Resources, Settings};
 pub use store::{MemoryStore, Records, Store, StoreError};
+pub use time::{random as random_token, sha256 as s256};

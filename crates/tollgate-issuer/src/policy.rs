@@ -2,7 +2,8 @@
 //! register, by its kind — loopback URIs (any port) and private-use
 //! schemes for native clients, listed `https` origins for web clients.
 
-use url::{Host, Url};
+use tollgate_auth::is_loopback;
+use url::Url;
 
 /// `[authorization_server.registration]`, as the policy reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,15 +96,6 @@ impl RegistrationPolicy {
                     .into(),
             ),
         }
-    }
-}
-
-fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
     }
 }
 

@@ -12,6 +12,8 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use url::Url;
 
+use tollgate_auth::get_json;
+
 use crate::time::unix_now;
 
 /// Algorithms accepted on ID tokens and assertions: asymmetric only.
@@ -42,24 +44,19 @@ pub(crate) struct Discovery {
 pub(crate) struct RemoteIssuer {
     pub(crate) issuer: String,
     jwks_uri: Option<Url>,
+    /// Allow `http://` on a loopback host (development).
+    allow_http: bool,
     http: reqwest::Client,
     discovery: tokio::sync::OnceCell<Discovery>,
     keys: Mutex<(Option<JwkSet>, u64)>,
 }
 
-async fn get_json<T: serde::de::DeserializeOwned>(http: &reqwest::Client, url: &str) -> Result<T, String> {
-    let res = http.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
-    if !res.status().is_success() {
-        return Err(format!("{url}: answered {}", res.status()));
-    }
-    res.json().await.map_err(|e| format!("{url}: {e}"))
-}
-
 impl RemoteIssuer {
-    pub(crate) fn new(issuer: &str, jwks_uri: Option<Url>, http: reqwest::Client) -> RemoteIssuer {
+    pub(crate) fn new(issuer: &str, jwks_uri: Option<Url>, allow_http: bool, http: reqwest::Client) -> RemoteIssuer {
         RemoteIssuer {
             issuer: issuer.to_owned(),
             jwks_uri,
+            allow_http,
             http,
             discovery: tokio::sync::OnceCell::new(),
             keys: Mutex::new((None, 0)),
@@ -71,7 +68,8 @@ impl RemoteIssuer {
         self.discovery
             .get_or_try_init(|| async {
                 let url = format!("{}/.well-known/openid-configuration", self.issuer.trim_end_matches('/'));
-                let doc: Discovery = get_json(&self.http, &url).await?;
+                let url = Url::parse(&url).map_err(|e| format!("{url}: {e}"))?;
+                let doc: Discovery = get_json(&self.http, &url, self.allow_http).await?;
                 if doc.issuer != self.issuer {
                     return Err(format!("{url}: names issuer {:?}, not {:?}", doc.issuer, self.issuer));
                 }
@@ -103,7 +101,7 @@ impl RemoteIssuer {
             return Err(format!("no key {kid:?} in the key set of {}", self.issuer));
         }
         let url = self.jwks_uri().await?;
-        let set: JwkSet = get_json(&self.http, url.as_str()).await?;
+        let set: JwkSet = get_json(&self.http, &url, self.allow_http).await?;
         *cached = (Some(set), now);
         let jwk = cached
             .0

@@ -13,8 +13,9 @@ pub(crate) fn unix_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// `bytes` random bytes as URL-safe base64, or `None` without randomness.
-pub(crate) fn random(bytes: usize) -> Option<String> {
+/// `bytes` random bytes as URL-safe base64, or `None` without randomness
+/// (states, verifiers, codes, ids; the vault's too).
+pub fn random(bytes: usize) -> Option<String> {
     let mut buf = vec![0u8; bytes];
     SystemRandom::new().fill(&mut buf).ok()?;
     Some(URL_SAFE_NO_PAD.encode(buf))
@@ -22,7 +23,7 @@ pub(crate) fn random(bytes: usize) -> Option<String> {
 
 /// URL-safe base64 of SHA-256(`text`): how codes, refresh tokens and
 /// client secrets are stored (never as issued), and the PKCE S256 method.
-pub(crate) fn sha256(text: &str) -> String {
+pub fn sha256(text: &str) -> String {
     URL_SAFE_NO_PAD.encode(digest::digest(&digest::SHA256, text.as_bytes()))
 }
 

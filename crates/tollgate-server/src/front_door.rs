@@ -33,6 +33,7 @@ pub(crate) fn issuer(loaded: &Loaded) -> Result<Option<Arc<Issuer>>, GatewayErro
             client_secret: secret.expose().to_vec(),
             scopes: idp.scopes.clone(),
             claims: idp.claims.clone(),
+            allow_http: idp.allow_insecure_http,
         }),
         _ => IdentitySettings::Development(loaded.config.dev_issuer.users.clone()),
     };
@@ -57,6 +58,7 @@ pub(crate) fn issuer(loaded: &Loaded) -> Result<Option<Arc<Issuer>>, GatewayErro
                 issuer: t.issuer.clone(),
                 jwks_uri: t.jwks_uri.clone(),
                 claims: t.claims.clone(),
+                allow_http: t.allow_insecure_http,
             })
             .collect(),
     };

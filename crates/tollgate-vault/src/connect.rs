@@ -110,11 +110,7 @@ async fn to_upstream(v: &Vault, connect: Connect) -> Result<String, VaultError> 
     let meta = v.meta(&up).await?;
     let client = v.client(&up).await?;
     let (state, verifier) = (random(24)?, random(48)?);
-    let challenge = {
-        use base64::Engine as _;
-        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, verifier.as_bytes());
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
-    };
+    let challenge = tollgate_issuer::s256(&verifier);
     let mut url = meta.authorization_endpoint.clone();
     url.query_pairs_mut()
         .append_pair("response_type", "code")

@@ -45,11 +45,5 @@ pub enum VaultError {
 
 /// `bytes` random bytes, URL-safe base64.
 pub(crate) fn random(bytes: usize) -> Result<String, VaultError> {
-    use aws_lc_rs::rand::{SecureRandom as _, SystemRandom};
-    use base64::Engine as _;
-    let mut buf = vec![0u8; bytes];
-    SystemRandom::new()
-        .fill(&mut buf)
-        .map_err(|_| VaultError::Setup("no randomness".into()))?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
+    tollgate_issuer::random_token(bytes).ok_or_else(|| VaultError::Setup("no randomness".into()))
 }

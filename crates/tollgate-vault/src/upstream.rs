@@ -63,23 +63,14 @@ fn failed(server: &str, what: impl std::fmt::Display) -> VaultError {
 }
 
 fn check_url(spec: &UpstreamSpec, url: &Url) -> Result<(), VaultError> {
-    let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match url.scheme() {
-        "https" => Ok(()),
-        "http" if spec.allow_http && loopback => Ok(()),
-        _ => Err(failed(
-            &spec.server,
-            format!("{url}: the authorization server must be https"),
-        )),
-    }
+    tollgate_auth::check_url(url, spec.allow_http).map_err(|e| failed(&spec.server, e))
 }
 
-async fn get_json(http: &reqwest::Client, url: &str) -> Result<Value, String> {
-    let res = http.get(url).timeout(TIMEOUT).send().await.map_err(|e| e.to_string())?;
-    if !res.status().is_success() {
-        return Err(format!("{url} answered {}", res.status()));
-    }
-    res.json().await.map_err(|e| format!("{url}: {e}"))
+/// A JSON document, under the identity layer's rules: `https` (or `http`
+/// on loopback when allowed), at most 1 MiB.
+async fn get_json(http: &reqwest::Client, spec: &UpstreamSpec, url: &str) -> Result<Value, String> {
+    let url = Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+    tollgate_auth::get_json(http, &url, spec.allow_http).await
 }
 
 /// The upstream's authorization server issuer: configured, or the first
@@ -109,7 +100,7 @@ async fn issuer_of(http: &reqwest::Client, spec: &UpstreamSpec) -> Result<Url, V
         url.origin().ascii_serialization(),
         url.path().trim_end_matches('/')
     );
-    let doc = get_json(http, from_header.as_deref().unwrap_or(&well_known))
+    let doc = get_json(http, spec, from_header.as_deref().unwrap_or(&well_known))
         .await
         .map_err(|e| failed(&spec.server, format!("its protected resource metadata: {e}")))?;
     let first = doc["authorization_servers"][0].as_str().ok_or_else(|| {
@@ -135,7 +126,7 @@ pub(crate) async fn metadata(http: &reqwest::Client, spec: &UpstreamSpec) -> Res
     ];
     let mut last = String::new();
     for url in &tries {
-        match get_json(http, url).await {
+        match get_json(http, spec, url).await {
             Ok(doc) => {
                 let meta: AsMetadata =
                     serde_json::from_value(doc).map_err(|e| failed(&spec.server, format!("{url}: {e}")))?;
@@ -198,10 +189,6 @@ pub(crate) async fn register(
     Ok((id.to_owned(), answer["client_secret"].as_str().map(str::to_owned)))
 }
 
-fn form_encode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
-
 /// A token request with `form`, as client `client`.
 pub(crate) async fn token(
     http: &reqwest::Client,
@@ -212,7 +199,10 @@ pub(crate) async fn token(
 ) -> Result<TokenSet, TokenError> {
     let mut req = http.post(meta.token_endpoint.as_str()).form(form).timeout(TIMEOUT);
     req = match &client.1 {
-        Some(secret) => req.basic_auth(form_encode(&client.0), Some(form_encode(secret))),
+        Some(secret) => req.basic_auth(
+            tollgate_issuer::form_encode(&client.0),
+            Some(tollgate_issuer::form_encode(secret)),
+        ),
         None => req.form(&[form, &[("client_id", client.0.as_str())]].concat()),
     };
     let res = req

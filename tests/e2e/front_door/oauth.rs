@@ -32,12 +32,7 @@ pub(crate) async fn gateway(demo: &Demo, extra: &str) -> ChildGateway {
 
 /// An HTTP client that follows no redirect.
 pub(crate) fn client() -> reqwest::Client {
-    tollgate_e2e::install_crypto_provider();
-    reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
+    tollgate_e2e::http_no_redirect()
 }
 
 /// A PKCE verifier and its S256 challenge.

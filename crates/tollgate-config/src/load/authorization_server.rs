@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
+use super::auth::is_loopback;
 use super::{Environment, Problems, key, read_secret};
 use crate::{Config, Secret};
 
@@ -117,15 +118,6 @@ fn check_issuer_url(issuer: &str, allow_http: bool, at: Vec<crate::locate::Seg>,
             at,
             "must be https (http only on a loopback host with allow_insecure_http)".into(),
         )),
-    }
-}
-
-fn is_loopback(u: &Url) -> bool {
-    match u.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::auth::is_loopback;
 use super::{Environment, Problems, key, read_secret};
 use crate::locate::Seg;
 use crate::{Config, Credential, Secret, UserOAuth};
@@ -33,10 +34,7 @@ pub(super) fn validate_user_oauth(u: &UserOAuth, auth_required: bool, base: Vec<
         out.push((at(base.clone(), &["client_secret"]), "needs client_id".into()));
     }
     if let Some(url) = &u.authorization_server {
-        let loopback = url
-            .host_str()
-            .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]");
-        let ok = url.scheme() == "https" || (url.scheme() == "http" && u.allow_insecure_http && loopback);
+        let ok = url.scheme() == "https" || (url.scheme() == "http" && u.allow_insecure_http && is_loopback(url));
         if !ok {
             out.push((
                 at(base, &["authorization_server"]),
