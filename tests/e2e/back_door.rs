@@ -14,6 +14,9 @@ use tollgate_e2e::children::{ChildGateway, free_port};
 use tollgate_e2e::idp::{Idp, browse};
 use tollgate_e2e::protected::ProtectedServer;
 
+#[path = "back_door/modern.rs"]
+mod modern;
+
 const SECRET: &str = "tollgate-at-the-upstream";
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"t","version":"1"}}}"#;
 
@@ -47,11 +50,8 @@ fn key(dir: &std::path::Path, id: &str) -> String {
     format!("{{ id = \"{id}\", key = {{ file = \"{}/{id}.key\" }} }}", dir.display())
 }
 
-/// A gateway in front of an OAuth-protected upstream, its authorization
-/// server a real IdP; alice and bob sign in at Tollgate with the
-/// development picker.
-async fn world(extra: &str) -> World {
-    let (idp_port, upstream_port) = (free_port(), free_port());
+/// The files of a world: the upstream client's secret and two vault keys.
+fn files() -> tempfile::TempDir {
     let files = tempfile::tempdir().unwrap();
     let dir = files.path();
     std::fs::write(dir.join("secret"), SECRET).unwrap();
@@ -62,10 +62,15 @@ async fn world(extra: &str) -> World {
         )
         .unwrap();
     }
-    let resource = ProtectedServer::resource_for(upstream_port);
-    let gw = ChildGateway::spawn(&config(dir, &resource, &key(dir, "k1"), extra)).await;
-    let idp = Idp::start_on(
-        idp_port,
+    files
+}
+
+/// The upstream's authorization server on `port`: a real IdP that knows
+/// the gateway as the client `tollgate-upstream`, alice and bob, and issues
+/// 4-second tokens for `resource`.
+async fn idp(gw: &ChildGateway, port: u16, resource: &str) -> Idp {
+    Idp::start_on(
+        port,
         json!({
             "clients": [{
                 "client_id": "tollgate-upstream", "client_secret": SECRET,
@@ -76,10 +81,22 @@ async fn world(extra: &str) -> World {
                 {"subject": "alice", "password": "wonderland"},
                 {"subject": "bob", "password": "builder"}
             ],
-            "resources": {resource.clone(): {"scopes": ["repo"], "access_token_ttl": 4}},
+            "resources": {resource: {"scopes": ["repo"], "access_token_ttl": 4}},
         }),
     )
-    .await;
+    .await
+}
+
+/// A gateway in front of an OAuth-protected upstream, its authorization
+/// server a real IdP; alice and bob sign in at Tollgate with the
+/// development picker.
+async fn world(extra: &str) -> World {
+    let (idp_port, upstream_port) = (free_port(), free_port());
+    let files = files();
+    let dir = files.path();
+    let resource = ProtectedServer::resource_for(upstream_port);
+    let gw = ChildGateway::spawn(&config(dir, &resource, &key(dir, "k1"), extra)).await;
+    let idp = idp(&gw, idp_port, &resource).await;
     let upstream = ProtectedServer::start_on(upstream_port, &idp.issuer).await;
     World {
         gw,

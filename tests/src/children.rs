@@ -95,11 +95,34 @@ pub async fn python_catalog_server() -> ChildServer {
     python_server("py/catalog_server.py").await
 }
 
+/// Start the Python SDK's OAuth-protected modern-era server
+/// (`protected_server.py`) on loopback `port`, trusting `issuer`'s JWT
+/// access tokens for `http://127.0.0.1:{port}/mcp`.
+pub async fn python_protected_server(port: u16, issuer: &str) -> ChildServer {
+    let port = port.to_string();
+    python_server_with("py/protected_server.py", &["--port", &port, "--issuer", issuer]).await
+}
+
+/// Run the Python SDK client that follows a gateway's URL elicitation
+/// (`connect_client.py`) against `url` as `token`, signing in as
+/// `login`; returns its JSON.
+pub async fn python_connect_client(url: &str, token: &str, login: &str, password: &str) -> serde_json::Value {
+    let mut cmd = Command::new(python());
+    cmd.arg(fixtures().join("py/connect_client.py")).arg(url);
+    cmd.args(["--token", token, "--login", login, "--password", password]);
+    run_json(cmd).await
+}
+
 /// Start a Python fixture server that prints `READY <port>`.
 async fn python_server(script: &str) -> ChildServer {
+    python_server_with(script, &["--port", "0"]).await
+}
+
+/// [`python_server`] with its arguments.
+async fn python_server_with(script: &str, args: &[&str]) -> ChildServer {
     let mut child = Command::new(python())
         .arg(fixtures().join(script))
-        .args(["--port", "0"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)

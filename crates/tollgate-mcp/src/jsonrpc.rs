@@ -61,6 +61,25 @@ pub fn error_body(id: Option<&RequestId>, code: i32, message: &str, data: Option
     Bytes::from(out)
 }
 
+/// Serialize a JSON-RPC result response: the gateway's own answer to a
+/// request it does not forward (an MRTR `input_required` result).
+///
+/// `id` is echoed exactly, as in [`error_body`].
+pub fn result_body(id: Option<&RequestId>, result: &Value) -> Bytes {
+    let id = id.map_or("null", RequestId::as_json);
+    let mut out = Vec::with_capacity(128 + id.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    if serde_json::to_writer(&mut out, result).is_err() {
+        return Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+        );
+    }
+    out.push(b'}');
+    Bytes::from(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

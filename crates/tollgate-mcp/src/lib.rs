@@ -35,7 +35,7 @@ pub use classify::{
 pub use completion::{CompletionRef, completion_ref};
 pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value, encode_header_value};
-pub use jsonrpc::{RequestId, error_body};
+pub use jsonrpc::{RequestId, error_body, result_body};
 pub use params::{ParamHeader, ParamKind, check_params, param_headers, tool_arguments};
 pub use scan::{Message, MessageKind, Scanned, scan};
 pub use version::{ProtocolVersion, Versions};

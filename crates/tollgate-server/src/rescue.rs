@@ -18,7 +18,7 @@ use http::StatusCode;
 use http::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use serde_json::Value;
 use tollgate_core::ErrorKind;
-use tollgate_mcp::{McpError, RequestId, error_body};
+use tollgate_mcp::{McpError, RequestId, error_body, result_body};
 
 /// HTTP status and JSON-RPC error code for an error class.
 ///
@@ -94,6 +94,9 @@ pub(crate) struct Rejection {
     pub(crate) retry_after: Option<u32>,
     /// A refused legacy batch: one answer per request element.
     pub(crate) batch: Option<Box<[ElementRejection]>>,
+    /// Answered with this JSON-RPC result instead of an error: the MRTR
+    /// `input_required` result a 2026-07-28 client retries from.
+    pub(crate) result: Option<Box<Value>>,
 }
 
 impl ElementRejection {
@@ -125,6 +128,7 @@ impl Rejection {
             challenge: None,
             retry_after,
             batch: None,
+            result: None,
         }
     }
 
@@ -150,8 +154,12 @@ impl Rejection {
         }
     }
 
-    /// The JSON-RPC code answered to the element at `index`.
+    /// The JSON-RPC code answered to the element at `index` (none when
+    /// the answer is a result).
     pub(crate) fn code_of(&self, index: usize) -> Option<i64> {
+        if self.result.is_some() {
+            return None;
+        }
         match &self.batch {
             None => Some(rpc_code(self.kind)),
             Some(all) => all.iter().find(|e| e.index == index).map(|e| rpc_code(e.kind)),
@@ -172,9 +180,10 @@ impl From<McpError> for Rejection {
 /// The response for a rejection.
 pub(crate) fn render(r: &Rejection) -> Response {
     let (status, code) = status_and_code(r.kind);
-    let body = match &r.batch {
-        Some(elements) => batch_body(elements),
-        None => error_body(r.id.as_ref(), code, &r.message, r.data.as_deref()),
+    let body = match (&r.batch, &r.result) {
+        (Some(elements), _) => batch_body(elements),
+        (None, Some(result)) => result_body(r.id.as_ref(), result),
+        (None, None) => error_body(r.id.as_ref(), code, &r.message, r.data.as_deref()),
     };
     let mut res = Response::new(Body::from(body));
     *res.status_mut() = status;

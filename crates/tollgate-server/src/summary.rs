@@ -158,7 +158,9 @@ pub(crate) fn finish(
         error: rejection
             .map(|r| r.kind)
             .or(sent.cut.then_some(tollgate_core::ErrorKind::UpstreamUnavailable)),
-        rpc_error: rejection.map(|r| crate::rescue::rpc_code(r.kind)),
+        rpc_error: rejection
+            .filter(|r| r.result.is_none())
+            .map(|r| crate::rescue::rpc_code(r.kind)),
         bytes_out: sent.bytes,
         tokens: ledger.estimator.estimate(sent.bytes),
         ttfb: facts.forwarded.as_ref().and_then(|f| f.ttfb),

@@ -45,7 +45,9 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
         None
     };
     if let Some(vault) = route.shared.vault.as_ref().filter(|v| v.serves(&route.name)) {
-        let (credential, grant) = user_grant(vault, &route.name, limited.principal())
+        let asks_input =
+            limited.call.era == Era::Modern && limited.messages().first().is_some_and(|m| mrtr_method(&m.method));
+        let (credential, grant) = user_grant(vault, &route.name, limited.principal(), asks_input)
             .await
             .map_err(|r| r.with_id(id))?;
         return Ok(Outbound {
@@ -79,13 +81,22 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
     })
 }
 
+/// Whether a 2026-07-28 client can be answered with an MRTR
+/// `input_required` result for this method.
+fn mrtr_method(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
 /// The caller's own grant at a `user_oauth` upstream; without one, the
 /// URL elicitation that sends them to connect (the call does not reach
-/// the upstream).
+/// the upstream): an `input_required` result when `asks_input` (a
+/// 2026-07-28 `tools/call`, `prompts/get` or `resources/read`), else the
+/// `-32042` URL-elicitation-required error.
 async fn user_grant(
     vault: &tollgate_vault::Vault,
     server: &str,
     principal: Option<&Arc<Principal>>,
+    asks_input: bool,
 ) -> Result<(UpstreamCredential, Arc<UpstreamGrantNote>), Rejection> {
     let principal = principal.ok_or_else(|| Rejection::new(ErrorKind::Unauthenticated, "Unauthorized"))?;
     let access = Box::pin(vault.access(&principal.issuer, &principal.subject, server)).await;
@@ -108,20 +119,34 @@ async fn user_grant(
             };
             Ok((credential, Arc::new(note)))
         }
-        Ok(Access::Connect { url, id }) => {
-            let message = format!("Connect {server} to continue: open the link, sign in and allow access.");
-            let data = serde_json::json!({"elicitations": [{
-                "mode": "url", "elicitationId": id, "url": url, "message": message,
-            }]});
-            let mut r = Rejection::new(ErrorKind::UrlElicitationRequired, message);
-            r.data = Some(Box::new(data));
-            Err(r)
-        }
+        Ok(Access::Connect { url, id }) => Err(connect_answer(server, &url, &id, asks_input)),
         Err(e) => {
             tracing::warn!(error = %e, server, "upstream grant unavailable");
             Err(Rejection::new(ErrorKind::AuthUnavailable, "Token vault unavailable"))
         }
     }
+}
+
+/// The answer that sends the caller to `url` to connect `server`.
+fn connect_answer(server: &str, url: &str, id: &str, asks_input: bool) -> Rejection {
+    let message = format!("Connect {server} to continue: open the link, sign in and allow access.");
+    let mut r = Rejection::new(ErrorKind::UrlElicitationRequired, message.clone());
+    if asks_input {
+        // 2026-07-28 has no elicitation id: the retry itself tells.
+        let request = serde_json::json!({"method": "elicitation/create", "params": {
+            "mode": "url", "url": url, "message": message,
+        }});
+        let key = format!("tollgate.connect.{server}");
+        r.result = Some(Box::new(serde_json::json!({
+            "resultType": "input_required",
+            "inputRequests": { key: request },
+        })));
+    } else {
+        r.data = Some(Box::new(serde_json::json!({"elicitations": [{
+            "mode": "url", "elicitationId": id, "url": url, "message": message,
+        }]})));
+    }
+    r
 }
 
 /// The upstream session id behind the client's sealed one.
