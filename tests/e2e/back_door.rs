@@ -16,6 +16,8 @@ use tollgate_e2e::protected::ProtectedServer;
 
 #[path = "back_door/modern.rs"]
 mod modern;
+#[path = "back_door/policy.rs"]
+mod policy;
 
 const SECRET: &str = "tollgate-at-the-upstream";
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"t","version":"1"}}}"#;

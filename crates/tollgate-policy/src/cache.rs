@@ -102,6 +102,7 @@ mod tests {
             now: 0,
             utc_offset: 0,
             virtual_server: None,
+            upstream_grant: None,
         };
         let asker = Asker {
             principal: 1,

@@ -114,6 +114,7 @@ fn check_request(
     a: Action,
     resource: &EntityUid,
 ) -> Vec<String> {
+    let scopes = ["repo".to_owned()];
     let facts = Facts {
         route: "demo",
         method: "tools/call",
@@ -123,6 +124,10 @@ fn check_request(
         now: 0,
         utc_offset: 0,
         virtual_server: None,
+        upstream_grant: Some(crate::model::UpstreamGrantFacts {
+            present: true,
+            scopes: &scopes,
+        }),
     };
     let context = match request::context(Needs::ALL, statics, p, &facts, crate::clock::local(0, 0)) {
         Ok(CoreContext::Value(attrs)) => attrs,

@@ -176,6 +176,12 @@ impl PolicyEngine {
         self.modes.store(Arc::new(modes));
     }
 
+    /// Whether some policy in force reads `context.upstream_grant`: only
+    /// then does the server look the caller's grant up before deciding.
+    pub fn reads_upstream_grant(&self) -> bool {
+        self.current.load().compiled.needs.has(Attr::UpstreamGrant)
+    }
+
     /// The policies in force, in file order.
     pub fn policies(&self) -> Vec<PolicySummary> {
         self.current
@@ -317,6 +323,7 @@ impl PolicyEngine {
             now: clock::unix_seconds(req.time.unwrap_or_else(SystemTime::now)),
             utc_offset: self.settings.utc_offset_seconds,
             virtual_server: req.virtual_server,
+            upstream_grant: req.upstream_grant,
         }
     }
 }

@@ -47,7 +47,7 @@ pub use decision::{Decision, ListDecision, Reason};
 pub use engine::{PolicyEngine, PolicySummary, Settings};
 pub use error::{Error, LoadErrors, Result, SourceError};
 pub use ids::{NAMESPACE, target_id};
-pub use model::{Action, CallRequest, ListItem, ListRequest, TargetKind, ToolAnnotations};
+pub use model::{Action, CallRequest, ListItem, ListRequest, TargetKind, ToolAnnotations, UpstreamGrantFacts};
 pub use reload::{PolicyStatus, ReloadOutcome};
 pub use testing::{CaseResult, TestReport, run_tests};
 pub use validate::{Summary, validate, validate_files};

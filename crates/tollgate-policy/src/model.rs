@@ -164,6 +164,16 @@ impl ToolAnnotations {
     }
 }
 
+/// The caller's own grant at a `user_oauth` upstream, as policies see it
+/// (`context.upstream_grant`): never the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UpstreamGrantFacts<'a> {
+    /// The caller has connected the upstream.
+    pub present: bool,
+    /// The scopes the grant holds (empty without one).
+    pub scopes: &'a [String],
+}
+
 /// One call to authorize.
 #[derive(Debug, Clone, Copy)]
 pub struct CallRequest<'a> {
@@ -192,6 +202,9 @@ pub struct CallRequest<'a> {
     /// `VirtualServer` entity then holds the route's entities; `None` for
     /// a call on the route itself.
     pub virtual_server: Option<&'a str>,
+    /// The caller's grant at the route's upstream, on a `user_oauth`
+    /// route (`context.upstream_grant`); `None`: the route has none.
+    pub upstream_grant: Option<UpstreamGrantFacts<'a>>,
 }
 
 impl<'a> CallRequest<'a> {
@@ -208,6 +221,7 @@ impl<'a> CallRequest<'a> {
             annotations: None,
             time: None,
             virtual_server: None,
+            upstream_grant: None,
         }
     }
 
@@ -255,6 +269,12 @@ impl<'a> CallRequest<'a> {
     /// Through the virtual server `name` (or on the route itself).
     pub fn virtual_server(mut self, name: Option<&'a str>) -> CallRequest<'a> {
         self.virtual_server = name;
+        self
+    }
+
+    /// With the caller's grant at a `user_oauth` route's upstream.
+    pub fn upstream_grant(mut self, grant: Option<UpstreamGrantFacts<'a>>) -> CallRequest<'a> {
+        self.upstream_grant = grant;
         self
     }
 

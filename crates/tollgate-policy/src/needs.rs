@@ -28,10 +28,11 @@ pub(crate) enum Attr {
     Weekday,
     Annotations,
     Args,
+    UpstreamGrant,
 }
 
 impl Attr {
-    pub(crate) const ALL: [Attr; 13] = [
+    pub(crate) const ALL: [Attr; 14] = [
         Attr::Route,
         Attr::Method,
         Attr::Era,
@@ -45,6 +46,7 @@ impl Attr {
         Attr::Weekday,
         Attr::Annotations,
         Attr::Args,
+        Attr::UpstreamGrant,
     ];
 
     /// Its name in the schema.
@@ -63,6 +65,7 @@ impl Attr {
             Attr::Weekday => "weekday",
             Attr::Annotations => "annotations",
             Attr::Args => "args",
+            Attr::UpstreamGrant => "upstream_grant",
         }
     }
 }

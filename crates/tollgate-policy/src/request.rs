@@ -26,7 +26,7 @@ use tollgate_core::Era;
 
 use crate::clock::{self, Local};
 use crate::ids::Types;
-use crate::model::{TargetKind, ToolAnnotations};
+use crate::model::{TargetKind, ToolAnnotations, UpstreamGrantFacts};
 use crate::needs::{Attr, Needs};
 use crate::principal::PrincipalFacts;
 
@@ -83,6 +83,8 @@ pub(crate) struct Facts<'a> {
     pub(crate) utc_offset: i32,
     /// The virtual server the call came through.
     pub(crate) virtual_server: Option<&'a str>,
+    /// The caller's grant at a `user_oauth` route's upstream.
+    pub(crate) upstream_grant: Option<UpstreamGrantFacts<'a>>,
 }
 
 /// The ancestors of a request's resource, transitively closed and held
@@ -217,10 +219,20 @@ pub(crate) fn context(
                 Some(ip) => extension("ip", &ip.to_string())?,
                 None => continue,
             },
+            Attr::UpstreamGrant => match f.upstream_grant {
+                Some(g) => grant_value(g),
+                None => continue,
+            },
         };
         map.insert(SmolStr::new_static(attr.name()), value);
     }
     Ok(Context::Value(Arc::new(map)))
+}
+
+/// `context.upstream_grant`: `{present, scopes}`.
+fn grant_value(g: UpstreamGrantFacts<'_>) -> Value {
+    let scopes = Value::set(g.scopes.iter().map(|s| Value::from(s.as_str())), None);
+    Value::record([("present", Value::from(g.present)), ("scopes", scopes)], None)
 }
 
 /// An extension value (`ip("...")`, `datetime("...")`), evaluated once.

@@ -13,7 +13,7 @@ use common::{engine, policy_dir, user};
 use tollgate_config::PolicyMode;
 use tollgate_core::{Era, PrincipalKind};
 use tollgate_policy::{
-    CallRequest, ListItem, ListRequest, PolicyEngine, Reason, Settings, TargetKind, ToolAnnotations,
+    CallRequest, ListItem, ListRequest, PolicyEngine, Reason, Settings, TargetKind, ToolAnnotations, UpstreamGrantFacts,
 };
 
 const BASE: &str = r#"
@@ -85,6 +85,43 @@ fn an_evaluation_error_denies_even_when_a_permit_matches() {
     assert!(e.decide(&alice, &call("echo").client_ip(Some(inside))).allowed);
     let d = e.decide(&alice, &call("echo").client_ip(Some(outside)));
     assert_eq!((d.allowed, d.reason), (false, Reason::Deny));
+}
+
+#[test]
+fn a_policy_can_require_a_read_only_upstream_grant() {
+    let (_d, e) = engine(&[
+        ("base.cedar", BASE),
+        (
+            "grant.cedar",
+            r#"@id("read-only-github")
+            forbid (principal, action == Tollgate::Action::"call_tool", resource in Tollgate::Server::"demo")
+            when { context has upstream_grant && context.upstream_grant.present
+                   && context.upstream_grant.scopes.contains("repo:write") };"#,
+        ),
+    ]);
+    assert!(e.reads_upstream_grant());
+    let alice = user("alice", &[], None, &[]);
+    let read = ["repo:read".to_owned()];
+    let write = ["repo:read".to_owned(), "repo:write".to_owned()];
+    assert!(e.decide(&alice, &with(&read)).allowed);
+    let d = e.decide(&alice, &with(&write));
+    assert_eq!(
+        (d.allowed, &d.determining_policy_ids[..]),
+        (false, &["read-only-github".into()][..])
+    );
+    // The same call again is decided afresh (grants change without the token).
+    assert!(e.decide(&alice, &with(&read)).allowed);
+    // Not connected yet, or a route without per-user grants: not refused here.
+    let none = call("echo").upstream_grant(Some(UpstreamGrantFacts::default()));
+    assert!(e.decide(&alice, &none).allowed);
+    assert!(e.decide(&alice, &call("echo")).allowed);
+    let (_d, plain) = engine(&[("base.cedar", BASE)]);
+    assert!(!plain.reads_upstream_grant());
+}
+
+/// A call of `echo` with a grant holding `scopes`.
+fn with(scopes: &[String]) -> CallRequest<'_> {
+    call("echo").upstream_grant(Some(UpstreamGrantFacts { present: true, scopes }))
 }
 
 const SCOPED: &str = r#"

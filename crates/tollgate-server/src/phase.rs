@@ -6,6 +6,7 @@ pub(crate) mod authenticate;
 pub(crate) mod authorize;
 pub(crate) mod budget;
 pub(crate) mod classify;
+pub(crate) mod connection;
 pub(crate) mod credential;
 pub(crate) mod forward;
 pub(crate) mod gate;

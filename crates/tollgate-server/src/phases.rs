@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! admit → route → classify → authenticate → identify → tasks → gate
-//!       → authorize → limit → budget → credential → forward → respond
+//!       → connection → authorize → limit → budget → credential → forward
+//!       → respond
 //! ```
 //!
 //! `admit` and `route` run in the front service (`front`) for every
@@ -32,6 +33,7 @@ use crate::facts::Arrival;
 use crate::phase::authenticate::authenticate;
 use crate::phase::authorize::authorize;
 use crate::phase::classify::classify;
+use crate::phase::connection::connection;
 use crate::phase::credential::credential;
 use crate::phase::forward::forward;
 use crate::phase::gate::gate;
@@ -99,6 +101,7 @@ async fn governed(
     route_handles: bool,
 ) -> Result<Response, Stop> {
     let gated = gate(route, identified, &parts.headers)?;
+    let gated = connection(route, gated).await?;
     let authorized = authorize(route, gated)?;
     let limited = limit(route, authorized).await?;
     let credentialed = credential(route, limited, &parts).await?;

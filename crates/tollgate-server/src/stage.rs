@@ -116,6 +116,16 @@ pub(crate) struct Gated {
     /// Per message: the gate's fact, `None` for a message that names no
     /// definition (a list, a notification, a client's response).
     pub(crate) gate: Vec<Option<GateFact>>,
+    /// The caller's own grant at a `user_oauth` upstream, looked up for
+    /// policies that read `context.upstream_grant`.
+    pub(crate) connection: Option<Connection>,
+}
+
+/// What policies may know of the caller's own upstream grant: its scopes,
+/// `None` when they have not connected.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) scopes: Option<Vec<String>>,
 }
 
 /// What the policies said of a call that may go on.

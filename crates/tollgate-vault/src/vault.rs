@@ -187,6 +187,22 @@ impl Vault {
         )))
     }
 
+    /// What is known of the caller's grant for `server` (for policies),
+    /// without opening, refreshing or asking for one.
+    ///
+    /// # Errors
+    ///
+    /// The store is unreachable.
+    pub async fn peek(
+        &self,
+        principal_issuer: &str,
+        subject: &str,
+        server: &str,
+    ) -> Result<Option<GrantInfo>, VaultError> {
+        let key = grant_key(principal_issuer, subject, server);
+        Ok(self.store.get::<Stored>(ns::GRANT, &key).await?.map(|s| s.info))
+    }
+
     /// Refresh a grant; `None` when it is no longer good (then forgotten).
     async fn refresh(&self, key: &str, mut info: GrantInfo, secrets: Secrets) -> Result<Option<Access>, VaultError> {
         let Some(refresh_token) = secrets.refresh_token.clone() else {

@@ -73,7 +73,9 @@ pub(crate) struct Asker {
 
 impl<'a> Lookup<'a> {
     /// The key of a decision, or `None` when it must not be cached (the
-    /// policies read `context.now`). Holds every input the policies read.
+    /// policies read `context.now`, or `context.upstream_grant`, which
+    /// changes when the caller connects or disconnects). Holds every input
+    /// the policies read.
     pub(crate) fn new(
         needs: Needs,
         asker: Asker,
@@ -83,7 +85,7 @@ impl<'a> Lookup<'a> {
         local: Local,
         args: &'a [(&'a str, &'a str)],
     ) -> Option<Lookup<'a>> {
-        if needs.has(Attr::Now) {
+        if needs.has(Attr::Now) || needs.has(Attr::UpstreamGrant) {
             return None;
         }
         let read = |attr| needs.has(attr);

@@ -8,7 +8,9 @@
 //! only); and the client address and the era. A GET
 //! stream or session DELETE is decided as the method `GET` / `DELETE`. A
 //! call a virtual server routed here is decided through that virtual
-//! server: the route's entities are then also in its `VirtualServer`.
+//! server: the route's entities are then also in its `VirtualServer`. On a
+//! `user_oauth` route, policies also see the caller's own upstream grant
+//! (`context.upstream_grant`, looked up by `connection`).
 //!
 //! A denial answers like an unknown name (`policy_denied`, in-band
 //! `-32602`) unless it is for a missing scope (403 `insufficient_scope`
@@ -21,12 +23,12 @@ use std::sync::Arc;
 
 use tollgate_core::{Era, ErrorKind, McpMethod, Principal};
 use tollgate_mcp::{McpError, Message, MessageKind};
-use tollgate_policy::{CallRequest, Decision, PolicyEngine};
+use tollgate_policy::{CallRequest, Decision, PolicyEngine, UpstreamGrantFacts};
 
 use crate::phase::authenticate::refusal;
 use crate::rescue::{ElementRejection, Rejection};
 use crate::route::Route;
-use crate::stage::{Authorized, Decisions, Gated, Stage, Stop};
+use crate::stage::{Authorized, Connection, Decisions, Gated, Stage, Stop};
 
 /// Decide the gated call.
 ///
@@ -85,7 +87,8 @@ fn messages(
                     .client_ip(facts.arrival.client_ip)
                     .args(&args)
                     .annotations(fact.and_then(|g| g.annotations))
-                    .virtual_server(via);
+                    .virtual_server(via)
+                    .upstream_grant(gated.connection.as_ref().map(Connection::facts));
                 decide(engine, principal, &req)
             })
         })
@@ -93,6 +96,16 @@ fn messages(
     let exposed = facts.arrival.via.as_deref().and_then(|v| v.exposed_name.as_deref());
     let refusal = refusal_for(route, principal, &call.messages, &decisions, exposed);
     (decisions, refusal)
+}
+
+impl Connection {
+    /// As `context.upstream_grant`.
+    fn facts(&self) -> UpstreamGrantFacts<'_> {
+        UpstreamGrantFacts {
+            present: self.scopes.is_some(),
+            scopes: self.scopes.as_deref().unwrap_or_default(),
+        }
+    }
 }
 
 /// A GET stream or session DELETE, decided as its HTTP method.

@@ -40,7 +40,11 @@ use crate::stage::{Gated, Identified, Stage, Stop};
 /// through, or whose `Mcp-Param-*` headers the approved schema refuses.
 pub(crate) fn gate(route: &Route, identified: Identified, headers: &HeaderMap) -> Result<Gated, Stop> {
     let (gate, refusal) = judge(route, &identified, headers);
-    let gated = Gated { identified, gate };
+    let gated = Gated {
+        identified,
+        gate,
+        connection: None,
+    };
     match refusal {
         Some(rejection) => Err(gated.stop(rejection)),
         None => Ok(gated),

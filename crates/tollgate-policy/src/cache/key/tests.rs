@@ -18,6 +18,7 @@ fn facts<'a>(route: &'a str, method: &'a str) -> Facts<'a> {
         now: 0,
         utc_offset: 0,
         virtual_server: None,
+        upstream_grant: None,
     }
 }
 
