@@ -3,6 +3,7 @@
 #   tests/fixtures/js/node_modules  (npm ci from package-lock.json; playwright-core downloads no browser)
 #   tests/fixtures/py/.venv         (python3 -m venv + pip install -r requirements.txt)
 #   redis-server                    (Debian's redis-server package, when missing)
+#   PostgreSQL                      (Debian's postgresql package, when missing)
 #   prometheus, promtool            (Debian's prometheus package, when missing)
 #   podman, runc                    (Debian's packages, when missing: the image test)
 #   chromium, fonts-liberation      (Debian's packages, when missing: the console's browser test)
@@ -142,6 +143,18 @@ install_deb() {
   sudo_if_needed service "$pkg" stop >/dev/null 2>&1 || true
 }
 
+# Debian's PostgreSQL unless a server is under /usr/lib/postgresql (its
+# programs are not on PATH). Tests make their own throwaway clusters with
+# initdb, so the package's own cluster is stopped.
+install_postgres() {
+  if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
+    log "postgresql: $(ls -d /usr/lib/postgresql/*/bin/postgres | tail -n 1) found"
+    return
+  fi
+  apt_install postgresql "no PostgreSQL under /usr/lib/postgresql" "PostgreSQL 15 or later"
+  sudo_if_needed service postgresql stop >/dev/null 2>&1 || true
+}
+
 # Debian package PKG unless dpkg has it installed: for packages without a
 # command of their own (fonts).
 install_deb_data() {
@@ -171,6 +184,8 @@ install_js
 install_py
 # The shared limit store's tests start a real Redis 7 on loopback.
 install_deb redis-server redis-server "Redis 7"
+# The fleet store's tests start a real PostgreSQL on loopback.
+install_postgres
 # The dashboard and alert tests start a real Prometheus and run promtool.
 install_deb promtool prometheus "Prometheus 2 with promtool"
 # The image test builds the Dockerfile's runtime stage and runs it (runc

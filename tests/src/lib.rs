@@ -15,6 +15,7 @@ pub mod audit_support;
 pub mod children;
 pub mod idp;
 pub mod oauth_clients;
+pub mod postgres;
 pub mod protected;
 mod rpc;
 pub mod stub;
