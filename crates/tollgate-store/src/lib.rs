@@ -1,0 +1,59 @@
+//! Tollgate's fleet store: the governance records every replica shares, in
+//! PostgreSQL (`[store] postgres`).
+//!
+//! Off the request path. Each replica's audit files stay the record of
+//! truth; this crate ships their lines to the store (`ship`), and holds
+//! the tables the fleet's searches, spend, catalog approvals and signed
+//! checkpoints use (`migrate` owns the schema). The server maps the
+//! configuration to [`StoreSettings`] and starts the shipper; the CLI
+//! migrates and reports the schema. `docs/fleet.md` describes what is
+//! shared where and how it fails.
+
+mod connect;
+mod error;
+mod migrate;
+mod settings;
+
+pub use error::{Result, StoreError};
+pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
+pub use settings::{StoreSettings, StoreTls};
+
+use deadpool_postgres::Pool;
+
+/// A connection pool to the store. Cloning shares the pool.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("Store")
+            .field("size", &status.size)
+            .field("max_size", &status.max_size)
+            .finish()
+    }
+}
+
+impl Store {
+    /// A store reached as `settings` say. Connections are made when first
+    /// needed, so this succeeds while PostgreSQL is down.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Settings`]: a bad URL or TLS material.
+    pub fn new(settings: &StoreSettings) -> Result<Store> {
+        Ok(Store {
+            pool: connect::pool(settings)?,
+        })
+    }
+
+    /// A connection from the pool.
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| StoreError::Unavailable(error::chain(&e)))
+    }
+}
