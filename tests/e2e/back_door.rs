@@ -14,6 +14,8 @@ use tollgate_e2e::children::{ChildGateway, free_port};
 use tollgate_e2e::idp::{Idp, browse};
 use tollgate_e2e::protected::ProtectedServer;
 
+#[path = "back_door/assertion.rs"]
+mod assertion;
 #[path = "back_door/modern.rs"]
 mod modern;
 #[path = "back_door/policy.rs"]

@@ -361,4 +361,7 @@ pub enum CredentialKind {
     TokenExchange,
     /// The caller's own grant at the upstream's authorization server.
     UserOauth,
+    /// The caller's own token at the upstream, obtained with an identity
+    /// assertion from the company identity provider.
+    IdJag,
 }

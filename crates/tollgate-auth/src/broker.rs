@@ -170,7 +170,7 @@ impl CredentialBroker {
             };
             let credential = match &route.credential {
                 // Each user's own grant comes from the vault, not the broker.
-                Credential::None | Credential::UserOauth(_) => RouteCredential::None,
+                Credential::None | Credential::UserOauth(_) | Credential::IdJag(_) => RouteCredential::None,
                 Credential::Static(st) => {
                     let header = HeaderName::from_bytes(st.header.as_bytes())
                         .map_err(|_| SetupError(format!("server {name}: invalid header name")))?;

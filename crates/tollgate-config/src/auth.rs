@@ -250,6 +250,10 @@ pub enum Credential {
     /// Each user's own OAuth grant at the upstream's authorization server,
     /// asked for on the first call that needs it and kept in the vault.
     UserOauth(UserOAuth),
+    /// Each user's own token at the upstream, obtained without a consent
+    /// click: an identity assertion (ID-JAG) from the company identity
+    /// provider, redeemed at the upstream's authorization server.
+    IdJag(UserOAuth),
 }
 
 impl Credential {
@@ -261,6 +265,16 @@ impl Credential {
             Credential::ClientCredentials(_) => "client_credentials",
             Credential::TokenExchange(_) => "token_exchange",
             Credential::UserOauth(_) => "user_oauth",
+            Credential::IdJag(_) => "id_jag",
+        }
+    }
+
+    /// The table of a credential kept per user in the vault
+    /// (`user_oauth`, `id_jag`).
+    pub fn per_user(&self) -> Option<&UserOAuth> {
+        match self {
+            Credential::UserOauth(u) | Credential::IdJag(u) => Some(u),
+            _ => None,
         }
     }
 }
@@ -283,9 +297,10 @@ fn default_header() -> String {
     "authorization".into()
 }
 
-/// A server's `credential = { kind = "user_oauth", ... }`: Tollgate as a
-/// client of the upstream's authorization server, holding each user's own
-/// grant there.
+/// A server's `credential = { kind = "user_oauth" | "id_jag", ... }`:
+/// Tollgate as a client of the upstream's authorization server, holding
+/// each user's own grant there (for `id_jag`, `client_id` is required: the
+/// identity provider names it in the assertions it issues).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserOAuth {

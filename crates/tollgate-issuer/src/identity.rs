@@ -53,6 +53,14 @@ pub(crate) struct Identity {
     http: reqwest::Client,
 }
 
+/// A user's ID token from their latest sign-in at the identity provider.
+#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+pub(crate) struct KeptIdToken {
+    pub(crate) id_token: String,
+    /// Its `exp` (Unix seconds).
+    pub(crate) expires_at: u64,
+}
+
 #[derive(Debug, Deserialize)]
 struct TokenAnswer {
     id_token: Option<String>,
@@ -102,14 +110,15 @@ impl Identity {
     }
 
     /// Redeem the IdP's `code`, verify the ID token (issuer, audience =
-    /// Tollgate's client id, expiry, `nonce`) and map its claims.
+    /// Tollgate's client id, expiry, `nonce`) and map its claims; the user
+    /// and the ID token (kept for identity assertions toward upstreams).
     pub(crate) async fn finish(
         &self,
         callback: &str,
         code: &str,
         verifier: &str,
         nonce: &str,
-    ) -> Result<User, OAuthError> {
+    ) -> Result<(User, KeptIdToken), OAuthError> {
         let (IdentitySettings::Oidc(o), Some(remote)) = (&self.settings, &self.remote) else {
             return Err(OAuthError::invalid_request("no identity provider is configured"));
         };
@@ -153,7 +162,27 @@ impl Identity {
         {
             return Err(failed("the ID token was issued to another client (azp)"));
         }
-        user_from(&remote.issuer, &claims, &o.claims).ok_or_else(|| failed("the ID token names no subject"))
+        let user =
+            user_from(&remote.issuer, &claims, &o.claims).ok_or_else(|| failed("the ID token names no subject"))?;
+        let kept = KeptIdToken {
+            id_token,
+            expires_at: claims["exp"].as_u64().unwrap_or_default(),
+        };
+        Ok((user, kept))
+    }
+
+    /// The company identity provider's settings and discovery, when users
+    /// sign in there.
+    pub(crate) fn provider(&self) -> Option<(&OidcSettings, &RemoteIssuer)> {
+        match (&self.settings, &self.remote) {
+            (IdentitySettings::Oidc(o), Some(remote)) => Some((o, remote)),
+            _ => None,
+        }
+    }
+
+    /// The HTTP client for the identity provider.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     /// The development user `login`, when development sign-in is on.

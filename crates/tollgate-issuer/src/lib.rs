@@ -22,6 +22,7 @@ mod authorize;
 pub mod cimd;
 mod clients;
 mod error;
+mod exchange;
 mod file_store;
 mod identity;
 mod jag;

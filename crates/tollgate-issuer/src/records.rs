@@ -16,6 +16,7 @@ pub(crate) mod ns {
     pub(crate) const CONSENT: &str = "consent";
     pub(crate) const JTI: &str = "jti";
     pub(crate) const SIGNED_IN: &str = "signed_in";
+    pub(crate) const ID_TOKEN: &str = "id_token";
 }
 
 /// A signed-in user, as the identity provider described them.

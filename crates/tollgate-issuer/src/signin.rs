@@ -77,7 +77,10 @@ impl Issuer {
             }
         };
         match user {
-            Ok(user) => self.signed_in(state, pending, user).await,
+            Ok((user, id_token)) => {
+                self.keep_id_token(&user.subject, &id_token).await;
+                self.signed_in(state, pending, user).await
+            }
             Err(e) => self.finish_with(state, &pending, Err(e)).await,
         }
     }

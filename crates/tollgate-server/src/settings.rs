@@ -180,9 +180,7 @@ pub(crate) fn user_oauth(loaded: &Loaded) -> Vec<tollgate_vault::UpstreamSpec> {
         .iter()
         .enumerate()
         .filter_map(|(i, s)| {
-            let Credential::UserOauth(u) = &s.credential else {
-                return None;
-            };
+            let u = s.credential.per_user()?;
             Some(tollgate_vault::UpstreamSpec {
                 server: s.name.as_str().to_owned(),
                 url: s.url.to_string(),
@@ -192,6 +190,7 @@ pub(crate) fn user_oauth(loaded: &Loaded) -> Vec<tollgate_vault::UpstreamSpec> {
                 scopes: u.scopes.clone(),
                 resource: u.resource.clone().unwrap_or_else(|| s.url.to_string()),
                 allow_http: u.allow_insecure_http,
+                assertion: matches!(s.credential, Credential::IdJag(_)),
             })
         })
         .collect()
@@ -211,6 +210,7 @@ pub(crate) fn route_audit(server: &Server, audit: &Audit) -> RouteAuditSettings 
             Credential::ClientCredentials(_) => CredentialKind::ClientCredentials,
             Credential::TokenExchange(_) => CredentialKind::TokenExchange,
             Credential::UserOauth(_) => CredentialKind::UserOauth,
+            Credential::IdJag(_) => CredentialKind::IdJag,
         },
         capture: capture(&server.audit, audit),
         bytes_per_token: audit.bytes_per_token,

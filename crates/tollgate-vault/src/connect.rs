@@ -98,10 +98,43 @@ async fn connect(State(v): State<Arc<Vault>>, headers: HeaderMap, Query(q): Quer
     if let Err(e) = v.store.delete(ns::CONNECT, &q.request).await {
         return refused(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
     }
+    if v.upstream(&request.server).is_ok_and(|up| up.spec.assertion) {
+        return by_assertion(&v, &request).await;
+    }
     match to_upstream(&v, request).await {
         Ok(url) => Redirect::to(&url).into_response(),
         Err(e) => refused(StatusCode::BAD_GATEWAY, &e.to_string()),
     }
+}
+
+/// An `id_jag` server: the sign-in just made gives the assertion; no
+/// consent at the upstream.
+async fn by_assertion(v: &Vault, request: &Connect) -> Response {
+    match v.assert_grant(request).await {
+        Ok(Some((_, info))) => connected(&info),
+        Ok(None) => refused(
+            StatusCode::FORBIDDEN,
+            "Your sign-in gave no identity assertion for this server: sign in at the company identity provider.",
+        ),
+        Err(e) => {
+            v.events.count(&request.server, "refused");
+            refused(StatusCode::BAD_GATEWAY, &e.to_string())
+        }
+    }
+}
+
+/// The page a user sees once their grant is kept.
+fn connected(info: &crate::GrantInfo) -> Response {
+    page(
+        StatusCode::OK,
+        "Connected",
+        &format!(
+            "<p>Tollgate now calls <strong>{}</strong> with your own grant ({}).</p>\
+             <p>Go back to your client and try again. You can disconnect on the console.</p>",
+            escape(&info.server),
+            escape(&info.scopes.join(" "))
+        ),
+    )
 }
 
 /// Keep the connect under a fresh `state`; the upstream's authorization URL.
@@ -163,16 +196,7 @@ async fn callback(State(v): State<Arc<Vault>>, Query(q): Query<CallbackQuery>) -
     match redeem(&v, &pending, &code).await {
         Ok(info) => {
             tracing::info!(server = %server, subject = %info.subject, grant = %info.id, upstream = %info.upstream_issuer, "upstream grant made");
-            page(
-                StatusCode::OK,
-                "Connected",
-                &format!(
-                    "<p>Tollgate now calls <strong>{}</strong> with your own grant ({}).</p>\
-                     <p>Go back to your client and try again. You can disconnect on the console.</p>",
-                    escape(&server),
-                    escape(&info.scopes.join(" "))
-                ),
-            )
+            connected(&info)
         }
         Err(e) => {
             v.events.count(&server, "refused");

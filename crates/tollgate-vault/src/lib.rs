@@ -12,6 +12,7 @@
 //! grant is kept when the code comes back. The client never sees the
 //! upstream token.
 
+mod assert;
 mod connect;
 mod records;
 mod seal;

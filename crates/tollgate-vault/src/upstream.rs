@@ -32,6 +32,9 @@ pub struct UpstreamSpec {
     pub resource: String,
     /// Allow `http://` on a loopback host.
     pub allow_http: bool,
+    /// `id_jag`: tokens are obtained with an identity assertion from the
+    /// company identity provider (RFC 7523 JWT bearer), not by consent.
+    pub assertion: bool,
 }
 
 /// The parts of RFC 8414 metadata the client reads.

@@ -152,7 +152,7 @@ impl Vault {
         let key = grant_key(principal_issuer, subject, server);
         for _ in 0..20 {
             let Some(stored) = self.store.get::<Stored>(ns::GRANT, &key).await? else {
-                return self.connect(principal_issuer, subject, server).await;
+                return self.obtain(principal_issuer, subject, server).await;
             };
             let (plain, stale_key) = self.keyring.open(&stored.sealed, &key)?;
             let secrets: Secrets = serde_json::from_slice(&plain).map_err(|e| VaultError::Sealed(e.to_string()))?;
@@ -177,7 +177,7 @@ impl Vault {
                 let _ = self.store.delete(ns::LOCK, &key).await;
                 return match refreshed? {
                     Some(access) => Ok(access),
-                    None => self.connect(principal_issuer, subject, server).await,
+                    None => self.obtain(principal_issuer, subject, server).await,
                 };
             }
             tokio::time::sleep(Duration::from_millis(150)).await;
@@ -255,6 +255,25 @@ impl Vault {
         info.key_id = sealed.split('.').next().unwrap_or_default().to_owned();
         let stored = Stored { sealed, info };
         Ok(self.store.put(ns::GRANT, key, &stored, KEEP).await?)
+    }
+
+    /// A new grant for the caller: by identity assertion on an `id_jag`
+    /// server when the user's sign-in allows one, else the connect URL.
+    async fn obtain(&self, principal_issuer: &str, subject: &str, server: &str) -> Result<Access, VaultError> {
+        let request = Connect {
+            principal_issuer: principal_issuer.to_owned(),
+            subject: subject.to_owned(),
+            server: server.to_owned(),
+        };
+        if self.upstream(server)?.spec.assertion
+            && let Some((bearer, grant)) = self.assert_grant(&request).await?
+        {
+            return Ok(Access::Token {
+                bearer,
+                grant: Box::new(grant),
+            });
+        }
+        self.connect(principal_issuer, subject, server).await
     }
 
     /// A connect request for the caller and `server`: its URL.

@@ -253,6 +253,17 @@ fn validate_credential(s: &Server, auth_required: bool, base: Vec<Seg>, out: &mu
         }
         Credential::ClientCredentials(client) => validate_client(client, base, out),
         Credential::UserOauth(u) => super::vault::validate_user_oauth(u, auth_required, base, out),
+        Credential::IdJag(u) => {
+            if u.client_id.is_none() {
+                let mut p = base.clone();
+                p.push(Seg::Key("client_id".into()));
+                out.push((
+                    p,
+                    "id_jag needs Tollgate's client id at the upstream's authorization server".into(),
+                ));
+            }
+            super::vault::validate_user_oauth(u, auth_required, base, out);
+        }
         Credential::TokenExchange(client) => {
             if !auth_required {
                 out.push((
@@ -336,7 +347,7 @@ pub(super) fn resolve(c: &Config, base_dir: &Path, env: &dyn Environment, out: &
                 Credential::ClientCredentials(cl) | Credential::TokenExchange(cl) => {
                     read(&cl.client_secret, at(p, &["client_secret"]))
                 }
-                Credential::UserOauth(u) => u
+                Credential::UserOauth(u) | Credential::IdJag(u) => u
                     .client_secret
                     .as_ref()
                     .and_then(|secret| read(secret, at(p, &["client_secret"]))),

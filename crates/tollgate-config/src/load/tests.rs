@@ -204,3 +204,21 @@ fn console_audiences_are_the_consoles_own() {
     let loaded = load_str(Path::new("gw.toml"), &config("[\"console-api\"]"), &env).unwrap();
     assert_eq!(loaded.config.console.audiences, ["console-api"]);
 }
+
+#[test]
+fn an_id_jag_server_names_what_it_lacks() {
+    let text = format!(
+        "{MINIMAL}\n[dev_issuer]\nenabled = true\n[[dev_issuer.users]]\nsubject = \"alice\"\n\
+         [authorization_server]\nenabled = true\ndevelopment = true\n\
+         [vault]\nkeys = [{{ id = \"k1\", key = {{ env = \"K\" }} }}]\n\
+         [[servers]]\nname = \"crm\"\nurl = \"https://crm.example.com/mcp\"\ncredential = {{ kind = \"id_jag\" }}\n"
+    );
+    let env = FakeEnv(HashMap::from([(
+        "K".into(),
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".into(),
+    )]));
+    let found = load_str(Path::new("gw.toml"), &text, &env).unwrap_err().0;
+    let keys: Vec<&str> = found.iter().map(|e| e.key.as_str()).collect();
+    assert!(keys.contains(&"servers[1].credential.client_id"), "{found:?}");
+    assert!(keys.contains(&"authorization_server.identity_provider"), "{found:?}");
+}

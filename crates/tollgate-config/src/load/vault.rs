@@ -47,12 +47,16 @@ pub(super) fn validate_user_oauth(u: &UserOAuth, auth_required: bool, base: Vec<
 /// What a `user_oauth` server needs besides its own table: the front
 /// door's sign-in (the connect page signs the user in) and vault keys.
 pub(super) fn validate(c: &Config, out: &mut Problems) {
-    let uses = c
-        .servers
-        .iter()
-        .any(|s| matches!(s.credential, Credential::UserOauth(_)));
+    let uses = c.servers.iter().any(|s| s.credential.per_user().is_some());
     if !uses {
         return;
+    }
+    let asserts = c.servers.iter().any(|s| matches!(s.credential, Credential::IdJag(_)));
+    if asserts && c.authorization_server.identity_provider.is_none() {
+        out.push((
+            key(&["authorization_server", "identity_provider"]),
+            "id_jag servers need it: the identity provider issues the assertions".into(),
+        ));
     }
     if !c.authorization_server.enabled {
         out.push((
