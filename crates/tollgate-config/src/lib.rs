@@ -24,6 +24,7 @@ mod redact;
 mod reload;
 mod resilience;
 mod secret;
+mod store;
 mod tls;
 mod tracing;
 mod virtual_server;
@@ -41,8 +42,8 @@ pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{
-    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, ProcessEnvironment,
-    VaultSettings, load, load_str, schema,
+    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, PostgresSettings,
+    ProcessEnvironment, VaultSettings, load, load_str, schema,
 };
 pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,
@@ -55,6 +56,7 @@ pub use redact::{REDACTED, redact_url};
 pub use reload::{file_stamp, restart_required};
 pub use resilience::{Breaker, Resilience};
 pub use secret::{Secret, SecretSource};
+pub use store::{PostgresStore, Store};
 pub use tls::{ListenerTls, UpstreamTls};
 pub use tracing::Tracing;
 pub use virtual_server::{Expose, FIND_TOOLS, Member, VirtualServer, is_valid_tool_name};

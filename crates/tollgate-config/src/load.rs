@@ -15,12 +15,14 @@ mod auth;
 mod authorization_server;
 mod console;
 mod rate_limits;
+mod store;
 mod vault;
 mod virtual_servers;
 
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
 pub use auth::{AuthSecrets, DevIssuerSettings};
 pub use authorization_server::AuthorizationServerSettings;
+pub use store::PostgresSettings;
 pub use vault::VaultSettings;
 
 /// Where secrets referenced by the configuration are looked up. Tests pass
@@ -76,6 +78,8 @@ pub struct Loaded {
     pub console_secret: Option<Secret>,
     /// The `[admin] token`, when one is configured.
     pub admin_token: Option<Secret>,
+    /// The fleet store's connection, when `[store] postgres` is set.
+    pub store: Option<PostgresSettings>,
     /// What loads but deserves attention (e.g. an admin listener other
     /// hosts reach without a token), each with file, line and key.
     pub warnings: Vec<ConfigError>,
@@ -127,6 +131,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let admin_token = admin::token(&config, base, env, &mut problems);
     let authorization_server = authorization_server::resolve(&config, base, env, &mut problems);
     let vault = vault::resolve(&config, base, env, &mut problems);
+    let store = store::resolve(&config, base, env, &mut problems);
     let located = |found: Problems| -> Vec<ConfigError> {
         found
             .into_iter()
@@ -150,6 +155,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         limit_store_password,
         console_secret,
         admin_token,
+        store,
         warnings: located(warnings),
     })
 }
@@ -237,6 +243,7 @@ fn validate(c: &Config, out: &mut Problems) {
     console::validate(c, out);
     authorization_server::validate(c, out);
     vault::validate(c, out);
+    store::validate(c, out);
 }
 
 fn validate_catalog(c: &Config, out: &mut Problems) {

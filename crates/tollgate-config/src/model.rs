@@ -74,6 +74,9 @@ pub struct Config {
     /// Protection of the admin listener: its bearer token.
     #[serde(default)]
     pub admin: crate::Admin,
+    /// The fleet store every replica shares (off by default).
+    #[serde(default)]
+    pub store: crate::Store,
     /// The upstream MCP servers, each routed at `/mcp/{name}`.
     #[serde(default)]
     pub servers: Vec<Server>,

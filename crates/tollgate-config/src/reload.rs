@@ -29,7 +29,7 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
     let (a, b) = (running, next);
     let (aa, ba) = (&a.audit, &b.audit);
     let (al, bl) = (&a.limits, &b.limits);
-    let checks: [(&'static str, bool); 21] = [
+    let checks: [(&'static str, bool); 22] = [
         ("listen", a.listen == b.listen),
         ("limits.max_body_bytes", al.max_body_bytes == bl.max_body_bytes),
         ("limits.max_header_bytes", al.max_header_bytes == bl.max_header_bytes),
@@ -64,6 +64,8 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
         ("tracing", a.tracing == b.tracing),
         ("catalog.lock", a.catalog.lock == b.catalog.lock),
         ("catalog.watch", a.catalog.watch == b.catalog.watch),
+        // The shipper and the pool are started once, with the gateway.
+        ("store", a.store == b.store),
     ];
     checks
         .into_iter()

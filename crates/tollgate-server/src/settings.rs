@@ -245,5 +245,21 @@ fn capture(route: &ServerAudit, audit: &Audit) -> CaptureSettings {
     }
 }
 
+/// The fleet store's connection of `[store] postgres`.
+pub fn store(pg: &tollgate_config::PostgresSettings) -> tollgate_store::StoreSettings {
+    let mut settings = tollgate_store::StoreSettings::new(pg.url.clone());
+    settings.password = pg
+        .password
+        .as_ref()
+        .map(|p| String::from_utf8_lossy(p.expose()).into_owned());
+    settings.tls = tollgate_store::StoreTls {
+        ca: pg.ca.clone(),
+        client: pg.client.clone(),
+    };
+    settings.pool_size = usize::try_from(pg.pool_size).unwrap_or(usize::MAX);
+    settings.statement_timeout = pg.statement_timeout;
+    settings
+}
+
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ mod index_cmd;
 mod oauth_cmd;
 mod policy_cmd;
 mod render;
+mod store_cmd;
 mod warnings;
 
 use anyhow::Context as _;
@@ -87,6 +88,11 @@ enum Command {
     Grants {
         #[command(subcommand)]
         command: oauth_cmd::GrantsCommand,
+    },
+    /// The fleet store's schema in PostgreSQL (`[store] postgres`).
+    Store {
+        #[command(subcommand)]
+        command: store_cmd::StoreCommand,
     },
     /// Development tokens from the configured `[dev_issuer]`.
     Token {
@@ -185,6 +191,7 @@ fn main() -> ExitCode {
         Command::Usage(args) => audit_cmd::run_usage(&args),
         Command::Clients { command } => oauth_cmd::run_clients(&command),
         Command::Grants { command } => oauth_cmd::run_grants(&command),
+        Command::Store { command } => store_cmd::run(&command),
         Command::Token {
             command: TokenCommand::Mint(args),
         } => match mint(&args) {
