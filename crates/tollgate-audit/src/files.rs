@@ -21,8 +21,9 @@ pub(crate) fn file_name(prefix: &str, seq: u64, time: SystemTime) -> String {
     format!("{prefix}-{seq:016}-{stamp}.jsonl")
 }
 
-/// When the file was opened, from its name.
-pub(crate) fn opened_at(path: &Path) -> Option<SystemTime> {
+/// When the audit file at `path` was opened, from its name (`None` for a
+/// name not made by the writer).
+pub fn opened_at(path: &Path) -> Option<SystemTime> {
     let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
     let stamp = name.rsplit('-').next()?;
     let b = stamp.as_bytes();

@@ -40,7 +40,7 @@ mod verify;
 pub use capture::{Capture, CapturePolicy, CaptureSettings, REDACTED};
 pub use chain::{Hash, LineKind};
 pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
-pub use files::trail_files;
+pub use files::{opened_at as file_opened_at, trail_files};
 pub use observer::{AuditObserver, task_fingerprint};
 pub use otlp::OtlpSettings;
 pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};

@@ -58,6 +58,15 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// An audit file is shorter than what was shipped of it: it was
+    /// truncated or replaced after shipping.
+    #[error("{} is shorter than the {shipped} bytes shipped of it: it was truncated or replaced", path.display())]
+    Shrunk {
+        /// The file.
+        path: PathBuf,
+        /// Bytes shipped.
+        shipped: u64,
+    },
     /// A line in the store has the same place (replica, file, line) as a
     /// line being shipped but another hash: the file was rewritten after it
     /// was shipped, or two replicas share one replica id.

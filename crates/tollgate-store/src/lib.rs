@@ -13,10 +13,12 @@ mod connect;
 mod error;
 mod migrate;
 mod settings;
+mod ship;
 
 pub use error::{Result, StoreError};
 pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
 pub use settings::{StoreSettings, StoreTls};
+pub use ship::{Progress, ShipSettings, ShipStats, Shipper};
 
 use deadpool_postgres::Pool;
 

@@ -4,6 +4,7 @@
 
 #![allow(
     dead_code,
+    unused_imports,
     unreachable_pub,
     reason = "each test binary uses part of it, and `pub` here is for the test crate"
 )]
