@@ -64,7 +64,7 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
         ("tracing", a.tracing == b.tracing),
         ("catalog.lock", a.catalog.lock == b.catalog.lock),
         ("catalog.watch", a.catalog.watch == b.catalog.watch),
-        // The shipper and the pool are started once, with the gateway.
+        // The store is connected to once, at start.
         ("store", a.store == b.store),
     ];
     checks
