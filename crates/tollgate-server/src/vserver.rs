@@ -22,6 +22,7 @@ mod describe;
 mod exposed;
 mod live;
 mod observe;
+mod per_user;
 mod relay;
 mod resolve;
 mod session;

@@ -29,7 +29,7 @@ use tollgate_policy::{ListItem, ListRequest, TargetKind};
 
 use super::exposed::{Entry, Exposed};
 use super::resolve::Here;
-use super::{Answered, FIND_TOOLS, Incoming, VirtualRoute, live, relay, session};
+use super::{Answered, FIND_TOOLS, Incoming, VirtualRoute, live, per_user, relay, session};
 use crate::rescue::Rejection;
 
 /// Entries per list page.
@@ -56,7 +56,7 @@ pub(crate) async fn here(
         Here::Ping => Answered::Own(result(id, "{}")),
         Here::Discover => Answered::Own(discover(v, exposed, id)),
         Here::List => Answered::Own(list(v, exposed, incoming).await?),
-        Here::FindTools => Answered::Own(find_tools(v, exposed, incoming)),
+        Here::FindTools => Answered::Own(find_tools(v, exposed, incoming).await),
         Here::Accept => Answered::Own(StatusCode::ACCEPTED.into_response()),
         Here::SetLevel => Answered::Members(session::set_level(v, incoming).await?),
         Here::ClientAnswer => Answered::Members(relay::client_answer(v, incoming).await?),
@@ -174,13 +174,15 @@ async fn list(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Resul
     };
     let search = kind == Kind::Tool && v.expose == Expose::Search;
     let listed: Vec<Cow<'_, str>> = if search {
-        let pinned = visible(v, exposed, incoming, kind).into_iter();
+        let pinned = per_user::narrowed(v, incoming, kind, visible(v, exposed, incoming, kind)).await;
+        let pinned = pinned.into_iter();
         pinned
             .filter(|e| v.pinned.contains(&e.exposed))
             .map(|e| Cow::Borrowed(e.json.as_str()))
             .collect()
     } else if exposed.live.is_empty() {
-        let entries = visible(v, exposed, incoming, kind).into_iter();
+        let entries = per_user::narrowed(v, incoming, kind, visible(v, exposed, incoming, kind)).await;
+        let entries = entries.into_iter();
         entries.map(|e| Cow::Borrowed(e.json.as_str())).collect()
     } else {
         live::listed(v, exposed, incoming, kind).await
@@ -315,10 +317,11 @@ struct FindArguments {
     limit: Option<usize>,
 }
 
-/// `find_tools`: the best-matching tools the caller may use. Arguments it
-/// cannot use are a tool error (`isError`), which the model can read and
-/// correct, as MCP asks of tool failures.
-pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Response {
+/// `find_tools`: the best-matching tools the caller may use, and which of
+/// them need a connection the caller lacks (a member acting per user).
+/// Arguments it cannot use are a tool error (`isError`), which the model
+/// can read and correct, as MCP asks of tool failures.
+pub(crate) async fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incoming) -> Response {
     let args = serde_json::from_slice::<FindCall>(&incoming.body)
         .ok()
         .map(|c| c.params.arguments)
@@ -332,31 +335,60 @@ pub(crate) fn find_tools(v: &VirtualRoute, exposed: &Exposed, incoming: &Incomin
         );
     };
     let limit = args.limit.unwrap_or(FIND_DEFAULT).clamp(1, FIND_MAX);
+    let found = search(v, exposed, incoming, &args.query, limit);
+    let members: HashSet<usize> = found.iter().map(|e| e.member).collect();
+    let unconnected = per_user::unconnected(v, incoming, &members).await;
+    let connect: Vec<Value> = found
+        .iter()
+        .filter(|e| unconnected.contains(&e.member))
+        .filter_map(|e| {
+            let server = &v.members.get(e.member)?.route.name;
+            Some(serde_json::json!({"tool": e.exposed, "server": &**server}))
+        })
+        .collect();
+    let tools: Vec<&Value> = found.iter().map(|e| &e.definition).collect();
+    let mut content =
+        vec![serde_json::json!({"type": "text", "text": serde_json::to_string(&tools).unwrap_or_default()})];
+    if !connect.is_empty() {
+        let names: Vec<&str> = connect.iter().filter_map(|c| c["tool"].as_str()).collect();
+        let text = format!(
+            "These need a connection you have not made yet: {}. Calling one answers with a link to connect.",
+            names.join(", ")
+        );
+        content.push(serde_json::json!({"type": "text", "text": text}));
+    }
+    tool_result(
+        incoming,
+        serde_json::json!({
+            "content": content,
+            "structuredContent": {"tools": tools, "needsConnection": connect},
+            "isError": false,
+        }),
+    )
+}
+
+/// The best `limit` matches for `query` among the tools the caller may use.
+fn search<'e>(
+    v: &VirtualRoute,
+    exposed: &'e Exposed,
+    incoming: &Incoming,
+    query: &str,
+    limit: usize,
+) -> Vec<&'e Entry> {
     let allowed: HashSet<*const Entry> = visible(v, exposed, incoming, Kind::Tool)
         .into_iter()
         .map(std::ptr::from_ref)
         .collect();
-    let hits = exposed.index.search(&args.query, limit, |pos| {
+    let hits = exposed.index.search(query, limit, |pos| {
         exposed
             .tools
             .get(pos)
             .and_then(|i| exposed.entries.get(*i))
             .is_some_and(|e| allowed.contains(&std::ptr::from_ref(e)))
     });
-    let tools: Vec<&Value> = hits
-        .iter()
+    hits.iter()
         .filter_map(|(pos, _)| exposed.tools.get(*pos).and_then(|i| exposed.entries.get(*i)))
-        .map(|e| &e.definition)
-        .collect();
-    let text = serde_json::to_string(&tools).unwrap_or_default();
-    tool_result(
-        incoming,
-        serde_json::json!({
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": {"tools": tools},
-            "isError": false,
-        }),
-    )
+        .collect()
 }
 
 /// A `tools/call` result the gateway gives itself.

@@ -56,6 +56,9 @@ pub(crate) async fn forward(
         Era::Legacy => incoming.parts.headers.get(&SESSION_ID).cloned(),
         Era::Modern => None,
     };
+    if let Some(refused) = super::per_user::rejoin(v, incoming, target.member).await {
+        return Err(identified.stop(refused));
+    }
     let rewritten = rewrite(v, incoming, target, path);
     let (identified, (parts, body)) = identified.check(rewritten)?;
     let identified = renamed(v, identified, member, target, path, &body)?;

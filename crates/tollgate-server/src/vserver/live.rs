@@ -13,6 +13,7 @@
 //! by its prefix and renames (`resolve`).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
@@ -21,7 +22,7 @@ use tollgate_catalog::compose::{Exposed, MemberSpec};
 use tollgate_mcp::answer_messages;
 use tollgate_mcp::sse::is_event_stream;
 
-use super::{Incoming, VirtualRoute, answer, delegate};
+use super::{Incoming, VirtualRoute, answer, delegate, per_user};
 
 /// Pages asked of one member for one list, at most.
 const MAX_PAGES: usize = 20;
@@ -38,6 +39,7 @@ pub(crate) async fn listed<'e>(
     kind: Kind,
 ) -> Vec<Cow<'e, str>> {
     let visible = answer::visible(v, exposed, incoming, kind);
+    let visible = per_user::narrowed(v, incoming, kind, visible).await;
     let asked = exposed
         .live
         .iter()
@@ -58,20 +60,47 @@ pub(crate) async fn listed<'e>(
 /// What member `member` lists of `kind` in the caller's session, every
 /// page, named as exposed. A member that does not answer lists nothing.
 async fn ask(v: &VirtualRoute, incoming: &Incoming, member: usize, spec: &MemberSpec, kind: Kind) -> Vec<String> {
+    let listed = definitions(v, incoming, member, kind).await.unwrap_or_default();
+    listed.iter().filter_map(|d| exposed(spec, kind, d)).collect()
+}
+
+/// The own names of what member `member` lists of `kind` for the caller
+/// (through its route's phases, with the caller's credential there);
+/// `None` when it did not list.
+pub(crate) async fn own_names(
+    v: &VirtualRoute,
+    incoming: &Incoming,
+    member: usize,
+    kind: Kind,
+) -> Option<HashSet<String>> {
+    let listed = definitions(v, incoming, member, kind).await?;
+    let key = kind.key_field();
+    Some(
+        listed
+            .iter()
+            .filter_map(|d| d.get(key).and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// Every definition member `member` lists of `kind` in the caller's
+/// session, every page; `None` when its first page did not come.
+async fn definitions(v: &VirtualRoute, incoming: &Incoming, member: usize, kind: Kind) -> Option<Vec<Value>> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let Some(result) = page(v, incoming, member, cursor.as_deref()).await else {
-            break;
+    for round in 0..MAX_PAGES {
+        let Some(mut result) = page(v, incoming, member, cursor.as_deref()).await else {
+            return (round > 0).then_some(out);
         };
-        let listed = result.get(kind.result_key()).and_then(Value::as_array);
-        out.extend(listed.into_iter().flatten().filter_map(|d| exposed(spec, kind, d)));
+        if let Some(Value::Array(listed)) = result.get_mut(kind.result_key()).map(Value::take) {
+            out.extend(listed);
+        }
         cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
         if cursor.is_none() {
             break;
         }
     }
-    out
+    Some(out)
 }
 
 /// One page of the member's list: the `result` of its answer.

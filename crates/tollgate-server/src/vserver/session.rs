@@ -24,7 +24,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use tollgate_mcp::sse;
 
 use super::exposed::Exposed;
-use super::{Incoming, VirtualRoute, answer, delegate};
+use super::{Incoming, VirtualRoute, answer, delegate, per_user};
 use crate::rescue::Rejection;
 use crate::task_handle::owner;
 use tollgate_session::SessionClaims;
@@ -97,14 +97,20 @@ pub(crate) fn check(v: &VirtualRoute, incoming: &Incoming) -> Result<(), Rejecti
 
 /// Member `member`'s sealed session id in the caller's session, and the
 /// protocol version that member agreed; `None` without a session. A
-/// session without that member (it failed to open) answers 502.
+/// session without that member (it failed to open) answers 502, unless
+/// the member acts per user: it could not open before the caller
+/// connected it, and its own phases answer the call (`per_user::rejoin`).
 pub(crate) fn member_id(v: &VirtualRoute, incoming: &Incoming, member: usize) -> Result<Option<MemberIds>, Rejection> {
     if incoming.parts.headers.get(&SESSION_ID).is_none() {
         return Ok(None);
     }
-    members(v, &incoming.parts, incoming.principal.as_ref())?
+    let found = members(v, &incoming.parts, incoming.principal.as_ref())?
         .into_iter()
-        .find(|(i, _, _)| *i == member)
+        .find(|(i, _, _)| *i == member);
+    if found.is_none() && per_user::acts_per_user(v, member) {
+        return Ok(None);
+    }
+    found
         .map(|(_, sealed, version)| Some((sealed, version)))
         .ok_or_else(|| {
             Rejection::new(
@@ -135,7 +141,10 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
             }
         }
     }
-    if ids.is_empty() && !v.members.is_empty() {
+    // A member acting per user opens no session before the caller has
+    // connected it; the session opens without it, so its calls can ask.
+    let waiting = (0..v.members.len()).any(|i| per_user::acts_per_user(v, i));
+    if ids.is_empty() && !v.members.is_empty() && !waiting {
         return Err(Rejection::new(
             ErrorKind::UpstreamUnavailable,
             "Upstream unavailable: no member opened a session",
@@ -176,7 +185,9 @@ async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<
     if !res.status().is_success() {
         return None;
     }
-    // A member that serves legacy clients statelessly names no session.
+    // A member that serves legacy clients statelessly names no session; one
+    // that answers with an error (asks the caller to connect) opened none.
+    let opened = res.headers().get(&SESSION_ID).is_some();
     let sealed = match res.headers().get(&SESSION_ID) {
         Some(id) => id.to_str().ok()?.to_owned(),
         None => String::new(),
@@ -186,7 +197,19 @@ async fn open_member(v: &VirtualRoute, incoming: &Incoming, i: usize) -> Option<
         .await
         .ok()?
         .to_bytes();
+    if !opened && !has_result(&bytes) {
+        return None;
+    }
     Some((sealed, agreed_version(&bytes), announced(&bytes)))
+}
+
+/// Whether an `initialize` answer, JSON or SSE, carries a result.
+fn has_result(bytes: &Bytes) -> bool {
+    let of = |v: &Value| v.get("result").is_some();
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return of(&v);
+    }
+    sse::events(bytes).any(|e| serde_json::from_str::<Value>(&e.data).is_ok_and(|v| of(&v)))
 }
 
 /// What the capabilities of an `initialize` answer, JSON or SSE, announce.
