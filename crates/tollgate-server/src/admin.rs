@@ -1,6 +1,6 @@
 //! The admin listener: `/healthz`, `/readyz` (serving, issuer keys loaded,
 //! and in strict audit mode a healthy audit sink; `?detail` adds each
-//! check and each route's catalog sync as JSON), `/metrics`, and
+//! check, each route's catalog sync and audit shipping as JSON), `/metrics`, and
 //! `/catalog` (per route: the gate, the sync, and every definition with
 //! its verdict).
 //!
@@ -63,6 +63,8 @@ pub(crate) struct AdminState {
     pub(crate) lock: Arc<LockFile>,
     /// The authorization server, when enabled: its clients and grants.
     pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
+    /// Audit shipping to the fleet store, when `[store] postgres` is set.
+    pub(crate) shipping: Option<Arc<crate::shipping::ShipStatus>>,
 }
 
 /// The admin router. With the development issuer enabled, it also serves
@@ -124,7 +126,8 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri, headers: http::Head
     // reported, not required: a gate with an old or no snapshot still only
     // lets approved definitions through, an open breaker answers its own
     // calls with 503, and a limit store that is down follows each rule's
-    // `on_store_error`.
+    // `on_store_error`. So is audit shipping: the files keep every record
+    // while the fleet store is down, and shipping catches up.
     let routes = g.routes();
     let catalogs: serde_json::Map<String, serde_json::Value> = routes
         .iter()
@@ -138,6 +141,7 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri, headers: http::Head
         "limit_store": store_json(&g),
         "upstreams": upstreams_json(&routes),
         "config": config_json(&s.live, &g),
+        "fleet_store": s.shipping.as_ref().map(|sh| sh.to_json()),
     });
     (status, Json(detail)).into_response()
 }

@@ -40,6 +40,10 @@ pub enum GatewayError {
     /// The console cannot be set up.
     #[error("console: {0}")]
     Console(String),
+    /// The fleet store (`[store]`) cannot be set up, or its schema is not
+    /// this binary's.
+    #[error("fleet store: {0}")]
+    Store(String),
     /// The authorization server cannot be set up.
     #[error(transparent)]
     Issuer(#[from] tollgate_issuer::IssuerError),

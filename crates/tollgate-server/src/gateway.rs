@@ -28,7 +28,8 @@ use crate::generation::{self, Base};
 use crate::governance::reload::LockFile;
 use crate::live::Live;
 use crate::metrics::{
-    CatalogCollector, LimitCollector, Metrics, StatusCollector, UpstreamCollector, VaultCollector, VirtualCollector,
+    CatalogCollector, LimitCollector, Metrics, ShipCollector, StatusCollector, UpstreamCollector, VaultCollector,
+    VirtualCollector,
 };
 use crate::reload::Reloader;
 use crate::runtime::Workers;
@@ -125,6 +126,11 @@ impl Gateway {
         registry.register(Box::new(UpstreamCollector::new(live.clone())?))?;
         registry.register(Box::new(VirtualCollector::new(live.clone())?))?;
         registry.register(Box::new(VaultCollector::new(live.clone())?))?;
+        let shipping = crate::shipping::setup(loaded)?;
+        let ship_status = shipping.as_ref().map(crate::shipping::Shipping::status);
+        if let Some(status) = &ship_status {
+            registry.register(Box::new(ShipCollector::new(status.clone())?))?;
+        }
         let ready = Readiness::default();
         let admin_state = admin::AdminState {
             ready: ready.clone(),
@@ -134,6 +140,7 @@ impl Gateway {
             approvals: base.approvals.clone(),
             lock: lock.clone(),
             issuer: base.issuer.clone(),
+            shipping: ship_status,
         };
         Ok(Gateway {
             public: stack::build(live.clone(), Metrics::register(&registry)?, &config.limits),
@@ -150,6 +157,7 @@ impl Gateway {
                     Some(dir) => Some((dir, IndexMetrics::register(&registry)?)),
                     None => None,
                 },
+                shipping,
             },
             live,
             base,
@@ -173,6 +181,22 @@ impl Gateway {
     pub fn without_config_reload(mut self) -> Gateway {
         self.file = None;
         self
+    }
+
+    /// Make the fleet store's schema this binary's (`[store] postgres`,
+    /// migrating when `[store] migrate`), before serving. Without a store,
+    /// nothing to do.
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayError::Store`] when the store's schema is newer than this
+    /// binary, or older and not to be migrated. A store that cannot be
+    /// reached is not an error: the gateway serves and shipping waits.
+    pub async fn prepare_store(&self) -> Result<(), GatewayError> {
+        match &self.background.shipping {
+            Some(shipping) => shipping.prepare().await,
+            None => Ok(()),
+        }
     }
 
     /// Learn the address the public listener is bound to (its own origins

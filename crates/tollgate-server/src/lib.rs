@@ -36,6 +36,7 @@ mod runtime;
 mod serve;
 mod services;
 pub mod settings;
+mod shipping;
 mod spend;
 mod stack;
 mod stage;

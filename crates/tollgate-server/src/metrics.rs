@@ -12,6 +12,7 @@ mod catalog;
 #[cfg(test)]
 mod doc_sync;
 mod limits;
+mod shipping;
 mod status;
 mod upstreams;
 mod vault;
@@ -19,6 +20,7 @@ mod virtual_servers;
 
 pub(crate) use catalog::CatalogCollector;
 pub(crate) use limits::LimitCollector;
+pub(crate) use shipping::ShipCollector;
 pub(crate) use status::StatusCollector;
 pub(crate) use upstreams::UpstreamCollector;
 pub(crate) use vault::VaultCollector;

@@ -1,6 +1,6 @@
 //! What runs beside the listeners: the audit writer (opened at start,
-//! closed after the drain so the last records reach the disk) and its
-//! index, the trace
+//! closed after the drain so the last records reach the disk), its index
+//! and its shipping to the fleet store, the trace
 //! exporter (flushed after the drain), the policy directory watcher and
 //! the lock's reload. The catalog sync, the issuers' key refresh and SIGHUP
 //! belong to the configuration in force (see `reload`).
@@ -19,6 +19,7 @@ use crate::audit_index::{IndexMetrics, Indexer};
 use crate::catalog::Approvals;
 use crate::error::GatewayError;
 use crate::governance::reload::{self, LockFile};
+use crate::shipping::{RunningShipper, Shipping};
 
 /// Buckets for audit write latencies, in seconds: 50 µs to 5 s.
 const AUDIT_BUCKETS: &[f64] = &[
@@ -82,6 +83,8 @@ pub(crate) struct Background {
     /// The audit directory whose index is kept up to date, and the
     /// indexer's metrics.
     pub(crate) audit_index: Option<(PathBuf, IndexMetrics)>,
+    /// Shipping of the audit directory to the fleet store.
+    pub(crate) shipping: Option<Shipping>,
 }
 
 /// The background services while the gateway runs.
@@ -90,6 +93,7 @@ pub(crate) struct Running {
     tasks: Vec<JoinHandle<()>>,
     audit_worker: Option<AuditWorker>,
     indexer: Option<Indexer>,
+    shipper: Option<RunningShipper>,
     tracing: Option<TracingGuard>,
 }
 
@@ -115,6 +119,7 @@ impl Background {
             tasks,
             audit_worker: self.audit_worker,
             indexer,
+            shipper: self.shipping.map(Shipping::start),
             tracing: self.tracing,
         }
     }
@@ -133,6 +138,9 @@ impl Running {
         }
         if let Some(indexer) = self.indexer {
             indexer.stop().await;
+        }
+        if let Some(shipper) = self.shipper {
+            shipper.stop().await;
         }
         if let Some(guard) = self.tracing {
             // The exporter runs on its own runtime; shutting it down blocks.

@@ -85,6 +85,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether this is the schema refusing this binary (too new or too
+    /// old): waiting does not help, a person must act.
+    pub fn is_schema(&self) -> bool {
+        matches!(self, StoreError::SchemaTooNew { .. } | StoreError::SchemaTooOld { .. })
+    }
+
     /// A database error while doing `context`.
     pub(crate) fn db(context: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
         move |source| StoreError::Database { context, source }

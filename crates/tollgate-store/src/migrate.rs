@@ -141,6 +141,20 @@ impl Store {
         Ok(pending)
     }
 
+    /// Make the schema this binary's: apply pending migrations when
+    /// `migrate`, else only check it (what a gateway does at start).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::migrate`] or [`Store::check_schema`].
+    pub async fn prepare(&self, migrate: bool) -> Result<()> {
+        if migrate {
+            self.migrate().await.map(drop)
+        } else {
+            self.check_schema().await
+        }
+    }
+
     /// Check that the schema is this binary's.
     ///
     /// # Errors

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arc_swap::ArcSwapOption;
 use partition::Month;
 use write::Position;
 
@@ -58,6 +59,7 @@ pub struct ShipStats {
     caught_up_ms: AtomicU64,
     failures: AtomicU64,
     failing: AtomicBool,
+    last_error: ArcSwapOption<String>,
 }
 
 impl ShipStats {
@@ -93,6 +95,11 @@ impl ShipStats {
         self.failing.load(Ordering::Relaxed)
     }
 
+    /// Why the last failed pass failed (kept after later passes succeed).
+    pub fn last_error(&self) -> Option<Arc<String>> {
+        self.last_error.load_full()
+    }
+
     fn record(&self, pass: &Result<Progress>, started: SystemTime) {
         match pass {
             Ok(p) => {
@@ -104,9 +111,10 @@ impl ShipStats {
                     return;
                 }
             }
-            Err(_) => {
+            Err(e) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
                 self.failing.store(true, Ordering::Relaxed);
+                self.last_error.store(Some(Arc::new(e.to_string())));
             }
         }
         // Behind: keep the time it was last caught up (or start counting).

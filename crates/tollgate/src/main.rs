@@ -297,6 +297,9 @@ fn serve(loaded: Loaded, embedded: bool) -> anyhow::Result<()> {
         let listen = loaded.config.listen.clone();
         let gateway = Gateway::new(&loaded, prometheus::Registry::new())?;
         let gateway = if embedded { gateway.without_config_reload() } else { gateway };
+        // A schema this binary does not know refuses the start; a store
+        // that cannot be reached does not (shipping waits for it).
+        gateway.prepare_store().await?;
         let public = bind(listen.public, "listen.public").await?;
         let admin = bind(listen.admin, "listen.admin").await?;
         tracing::info!(public = %listen.public, admin = %listen.admin, config = %loaded.path.display(), "tollgate serving");

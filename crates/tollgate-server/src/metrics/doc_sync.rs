@@ -138,6 +138,13 @@ fn registered() -> BTreeMap<String, Described> {
         .register(Box::new(virtuals))
         .expect("virtual-server collector registers");
 
+    let status = Arc::new(crate::shipping::ShipStatus::new("r", Arc::default()));
+    let shipping = super::ShipCollector::new(status).expect("shipping collector builds");
+    describe(&shipping, &mut out);
+    registry
+        .register(Box::new(shipping))
+        .expect("shipping collector registers");
+
     let audit = audit_write_seconds().expect("audit histogram builds");
     describe(&audit, &mut out);
     registry.register(Box::new(audit)).expect("audit histogram registers");
