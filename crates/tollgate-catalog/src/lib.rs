@@ -40,7 +40,7 @@ pub use diff::{CatalogDiff, diff, diff_with};
 pub use error::{CatalogError, Result};
 pub use gate::{Mode, Outcome, Verdict, judge, judge_entry, judge_revision};
 pub use lock::{Approval, Lock, LockError, LockErrors};
-pub use poison::{Check, CheckContext, Finding, check};
+pub use poison::{Check, CheckContext, Finding, Severity, check};
 pub use search::ToolIndex;
 pub use snapshot::Snapshot;
 pub use sync::{Outgoing, Reply, Transport, sync};

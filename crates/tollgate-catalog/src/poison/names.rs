@@ -1,12 +1,18 @@
 //! `tool_reference` and `server_reference`: a definition that names another
 //! tool or server is how shadowing works ("when the mail server's
-//! send_email is used, also…"). Identifier-like names (`send_email`,
-//! `getUser`, `db2`) count wherever they stand as a whole word; names that
-//! are plain words (`search`, `time`) only when quoted (`` `time` ``,
-//! `"time"`, but not `'notes' argument`) or followed by "tool", "server",
-//! "mcp" or "function", so that ordinary prose does not count.
+//! send_email is used, also…"), but honest definitions name their sibling
+//! tools all the time ("call list_allowed_directories first"), so these
+//! are info; `shadowing` reads what the text does with the name.
+//! Identifier-like names (`send_email`, `getUser`, `db2`) count wherever
+//! they stand as a whole word; names that are plain words (`search`,
+//! `time`) only when quoted (`` `time` ``, `"time"`, but not `'notes'
+//! argument`) or followed by "tool", "server", "mcp" or "function", so that
+//! ordinary prose does not count — and not after "this", "a" or "our" ("this
+//! demo server" describes the definition's own server, whatever another
+//! route is called).
 
-use super::{Check, CheckContext, Hit};
+use super::context::CheckContext;
+use super::finding::{Check, Hit, Severity};
 
 pub(super) fn scan(text: &str, own: &str, context: &CheckContext, hits: &mut Vec<Hit>) {
     let lower = text.to_ascii_lowercase();
@@ -38,17 +44,36 @@ fn find(lower: &str, name: &str, check: Check, hits: &mut Vec<Hit>) {
                 next_word(&rest[1..]).as_str(),
                 "argument" | "parameter" | "field" | "property" | "key"
             );
-        let counted = identifier
-            || quoted
-            || matches!(
-                next_word(rest).as_str(),
-                "tool" | "tools" | "server" | "servers" | "mcp" | "function"
-            );
+        let marked = matches!(
+            next_word(rest).as_str(),
+            "tool" | "tools" | "server" | "servers" | "mcp" | "function"
+        );
+        let counted = identifier || quoted || (marked && !describes_itself(&lower[..at]));
         let known = hits.iter().any(|h| h.check == check && h.start == at);
         if counted && !known {
-            hits.push(Hit::new(check, at, end));
+            let reason = match check {
+                Check::ServerReference => "names another configured server",
+                _ => "names another tool",
+            };
+            hits.push(Hit::new(check, Severity::Info, reason, at, end));
         }
     }
+}
+
+/// Whether the word before a plain-word name makes it a description ("this
+/// demo server", "a weather tool") rather than a name.
+fn describes_itself(before: &str) -> bool {
+    let before = before.trim_end();
+    let start = before
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric())
+        .last()
+        .map_or(before.len(), |(i, _)| i);
+    matches!(
+        &before[start..],
+        "this" | "a" | "an" | "our" | "my" | "your" | "each" | "every" | "any" | "same"
+    )
 }
 
 fn is_word_char(c: char) -> bool {

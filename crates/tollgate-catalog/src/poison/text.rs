@@ -1,129 +1,243 @@
-//! `model_instructions` and `sensitive_path`: words addressed to the model
-//! (a fixed list of phrases, matched word by word and case-insensitively,
-//! never across a sentence end), tags and chat-template markers that frame
-//! text as a system message, hidden HTML comments, and the names of secrets
-//! on the host.
+//! `model_instructions`: words addressed to the model (a lexicon of
+//! phrases, matched word by word on the folded text, never across a
+//! sentence end), tags and chat-template markers that frame text as a
+//! system message, hidden HTML comments, and a line that addresses the
+//! assistant by name.
+//!
+//! Severity follows what the words do: setting the model's instructions
+//! aside, hiding something from the user or claiming a consent nobody gave
+//! is high; "you must" and "system prompt" are info, since honest
+//! definitions say them all the time ("you must call resolve-library-id
+//! first"). A phrase between quotation marks is a mention, not a use, and
+//! counts as info.
 
 use std::sync::LazyLock;
 
-use super::{Check, Hit};
+use super::finding::{Check, Hit, Severity, push};
+use super::phrase::{Lexicon, Reading, negated};
 
-/// Phrases, one slot per word: `a|b` alternatives, `x?` optional, `*N` up
-/// to N arbitrary words (within the sentence).
-const PHRASES: &[&str] = &[
-    "ignore|disregard|forget|override|bypass|overrule *2 previous|prior|above|earlier|preceding|former|existing|original|system|all|any|other instructions|instruction|prompts|prompt|directions|directives|rules|guidelines|guidance|messages|context",
-    "disregard",
-    "you must",
-    "you are required to",
-    "you should always|never|first",
-    "do|does not tell|inform|notify|alert|mention|reveal|show|disclose|let *3 user|users|human|humans|operator",
-    "don't|doesn't|never tell|inform|notify|alert|mention|reveal|show|disclose|let *3 user|users|human|humans|operator",
-    "without telling|informing|notifying|alerting|asking|showing|mentioning|letting *3 user|users|human|humans|operator",
-    "hide|conceal *4 from *2 user|users|human|humans|operator",
-    "keep this|it|these|that secret|hidden|confidential",
-    "system prompt|prompts|instructions",
-    "note|message to|for the? ai|assistant|model|llm|agent|claude|gpt|chatgpt|copilot",
-    "attention ai|assistant|model|llm|agent",
-    "you are now",
-    "from now on",
-    "new|real|actual|true|hidden|secret instructions|instruction|directive|directives",
-    "always use|call|invoke|prefer|choose this|these tool|tools|function|server",
-    "instead of *2 other|another|any tool|tools|server|servers|function",
-    "do|does not use|call|invoke *2 other|another|any tool|tools|server|servers",
-    "never|don't use|call|invoke *2 other|another|any tool|tools|server|servers",
+use Severity::{High, Info, Medium};
+
+const ASIDE: &str = "tells the model to set its instructions aside";
+const HIDE: &str = "tells the model to keep something from the user";
+const ADDRESS: &str = "addresses the model directly, not the reader";
+const MODE: &str = "tells the model it is in a special mode or has new orders";
+const CONSENT: &str = "claims a consent or setting of the user's that the definition cannot know";
+const UNCONFIRMED: &str = "tells the model to act without the user's confirmation";
+const RETURNED: &str = "tells the model to run what the tool returns";
+const RUSH: &str = "tells the model to act without asking the user";
+const OBLIGE: &str = "addresses the model with an obligation, common in honest definitions too";
+
+const PHRASES: &[(&str, Severity, &str)] = &[
+    (
+        "ignore|disregard|forget|override|bypass|overrule|skip *2 previous|prior|above|earlier|preceding|former|existing|original|system|all|any|other|your|initial|safety|security instructions|instruction|prompts|prompt|directions|directives|rules|guidelines|guidance|messages|context|constraints|policies|restrictions",
+        High,
+        ASIDE,
+    ),
+    (
+        "forget|ignore|disregard *2 what you were|have|had been? told|instructed|taught",
+        High,
+        ASIDE,
+    ),
+    (
+        "disregard",
+        Info,
+        "a word that often starts an instruction to the model",
+    ),
+    ("you must", Info, OBLIGE),
+    ("you are required to", Info, OBLIGE),
+    ("you should always|never|first", Info, OBLIGE),
+    (
+        "do|does not tell|inform|notify|alert|mention|reveal|show|disclose|let|report *3 user|users|human|humans|operator|anyone|person|people|customer|customers|requester|caller",
+        High,
+        HIDE,
+    ),
+    (
+        "don't|doesn't|never tell|inform|notify|alert|mention|reveal|show|disclose|let|report *3 user|users|human|humans|operator|anyone|person|people|customer|customers|requester|caller",
+        High,
+        HIDE,
+    ),
+    (
+        "without telling|informing|notifying|alerting|asking|showing|mentioning|letting *3 user|users|human|humans|operator|person|people|customer|customers|requester|caller",
+        High,
+        HIDE,
+    ),
+    (
+        "hide|conceal *4 from *2 user|users|human|humans|operator|person|people|customer|customers|requester|caller",
+        High,
+        HIDE,
+    ),
+    (
+        "keep *4 from *2 user|users|human|humans|operator|person|people|customer|customers|requester|caller",
+        High,
+        HIDE,
+    ),
+    (
+        "user|users|human must|should|need|will not|never learn|know|notice|find|see|hear",
+        High,
+        HIDE,
+    ),
+    (
+        "need|needs not be reported|mentioned|shown|disclosed|told|brought",
+        High,
+        HIDE,
+    ),
+    ("not something *3 user|users need|needs to know", High, HIDE),
+    ("do|don't|never *1 bring|bringing it|this|that|them up", High, HIDE),
+    (
+        "out of your reply|replies|answer|answers|response|responses",
+        High,
+        HIDE,
+    ),
+    ("secretly|covertly|surreptitiously", High, HIDE),
+    (
+        "quietly|silently|discreetly|invisibly add|send|pass|upload|include|forward|copy|read|run|call|append|delete|execute|collect|share|post|attach|mirror|store|log|record|put",
+        High,
+        HIDE,
+    ),
+    (
+        "note|message to|for the? ai|assistant|assistants|model|llm|agent|agents|claude|gpt|chatgpt|copilot",
+        High,
+        ADDRESS,
+    ),
+    ("attention ai|assistant|model|llm|agent|agents", High, ADDRESS),
+    ("you are now in *2 mode", High, MODE),
+    ("god|jailbreak|unrestricted|dan mode", Medium, MODE),
+    ("system|administrator|admin override", High, MODE),
+    ("you are now", Medium, MODE),
+    ("from now on", Medium, "sets a rule for the rest of the conversation"),
+    (
+        "real|actual|true|secret instructions|instruction|directive|directives|orders|task",
+        High,
+        MODE,
+    ),
+    ("new|hidden instructions|instruction|directive|directives", Medium, MODE),
+    (
+        "system prompt|prompts|message",
+        Info,
+        "mentions the model's system prompt",
+    ),
+    (
+        "user|users has|have|already? already? granted|agreed|consented|approved|authorized|authorised|permitted",
+        Medium,
+        CONSENT,
+    ),
+    (
+        "without asking|checking|confirming|consulting *3 user|users|human|them|you",
+        High,
+        UNCONFIRMED,
+    ),
+    (
+        "without confirmation|approval|permission|verification",
+        Info,
+        UNCONFIRMED,
+    ),
+    (
+        "do|don't|never *1 ask *4 confirmation|permission|approval|consent",
+        High,
+        UNCONFIRMED,
+    ),
+    (
+        "not|never|don't *1 ask|asking|consult|check *3 user|users|human|them *2 before|first",
+        High,
+        UNCONFIRMED,
+    ),
+    (
+        "call|run|execute|delete|remove|send|invoke *8 without asking|confirming|checking|confirmation",
+        High,
+        RUSH,
+    ),
+    (
+        "user|users *1 configured|requested|enabled|set|asked|wants|prefers|chose this|it|that",
+        Medium,
+        CONSENT,
+    ),
+    (
+        "run|execute|perform *4 commands|command|steps|actions *3 this|the? tool|it|output|result|results returns|gives|outputs|suggests|lists|says",
+        High,
+        RETURNED,
+    ),
+    (
+        "run|execute *4 script|scripts|command|commands *2 from|returned|given|provided|in *2 this|the tool|output|result|response",
+        High,
+        RETURNED,
+    ),
 ];
 
-/// Tag names (lowercase, `-` and `_` removed) that frame text for the model.
-const TAGS: &[&str] = &[
-    "important",
-    "system",
-    "systemprompt",
-    "systemmessage",
-    "instructions",
-    "instruction",
-    "hidden",
-    "admin",
-    "critical",
-    "assistant",
-    "ai",
-    "notetoai",
-    "override",
-    "jailbreak",
+static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| Lexicon::new(PHRASES));
+
+/// Tag names (lowercase, `-` and `_` removed) that frame text for the
+/// model, with their severity.
+const TAGS: &[(&str, Severity)] = &[
+    ("important", High),
+    ("system", High),
+    ("systemprompt", High),
+    ("systemmessage", High),
+    ("instructions", High),
+    ("instruction", High),
+    ("hidden", High),
+    ("admin", High),
+    ("override", High),
+    ("jailbreak", High),
+    ("notetoai", High),
+    ("critical", Medium),
+    ("assistant", Medium),
+    ("ai", Medium),
+    ("agent", Medium),
 ];
 
 /// Chat-template markers (lowercase).
 const MARKERS: &[&str] = &["[inst]", "[/inst]", "<<sys>>", "<</sys>>", "[system]", "[/system]"];
 
-/// Secrets on the host (lowercase); `.env` is matched as a whole word.
-const SECRETS: &[&str] = &[
-    "~/.ssh",
-    ".ssh/",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "authorized_keys",
-    "/etc/passwd",
-    "/etc/shadow",
-    "~/.aws",
-    ".aws/credentials",
-    ".config/gcloud",
-    ".azure/",
-    ".kube/config",
-    ".docker/config.json",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    ".git-credentials",
-    "mcp.json",
-    "claude_desktop_config",
-    "wallet.dat",
-    "cookies.sqlite",
-    ".bash_history",
-    ".zsh_history",
-];
+/// Names the model answers to, when a line opens with one and a colon.
+const ADDRESSEES: &[&str] = &["assistant", "ai", "llm", "claude", "chatgpt", "gpt", "copilot"];
 
-pub(super) fn scan(text: &str, hits: &mut Vec<Hit>) {
-    let lower = text.to_ascii_lowercase();
-    let words = words(text);
-    for pattern in PATTERNS.iter() {
-        for i in 0..words.len() {
-            if let Some(end) = match_at(pattern, &words, i) {
-                push(
-                    hits,
-                    Hit::new(Check::ModelInstructions, words[i].start, words[end - 1].end),
-                );
-            }
+pub(super) fn scan(r: &Reading<'_>, hits: &mut Vec<Hit>) {
+    for m in LEXICON.matches(&r.words) {
+        // "Never delete files without confirmation" is a guardrail.
+        let inner_negation = r.words[m.first..m.end]
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "not" | "never" | "don't"));
+        if m.reason == RUSH && (negated(&r.words, m.first) || inner_negation) {
+            continue;
         }
+        let (start, end) = r.span(m.first, m.end);
+        let severity = if r.is_quoted(m.first, m.end) { Info } else { m.severity };
+        push(hits, Hit::new(Check::ModelInstructions, severity, m.reason, start, end));
     }
-    tags(&lower, hits);
+    let lower = r.folded.text.as_str();
+    let mut found = Vec::new();
+    tags(lower, &mut found);
     for marker in MARKERS {
         for (at, m) in lower.match_indices(marker) {
-            push(hits, Hit::new(Check::ModelInstructions, at, at + m.len()));
+            found.push((
+                at,
+                at + m.len(),
+                High,
+                "a chat-template marker that frames text as a system turn",
+            ));
         }
     }
     for (at, _) in lower.match_indices("<!--") {
         let end = lower[at..].find("-->").map_or(lower.len(), |e| at + e + 3);
-        push(hits, Hit::new(Check::ModelInstructions, at, end));
+        found.push((
+            at,
+            end,
+            Medium,
+            "a hidden HTML comment: the model reads it, a rendered page does not show it",
+        ));
     }
-    secrets(&lower, hits);
-}
-
-/// Add `hit`, merged with a hit of the same check it overlaps or touches
-/// (`~/.ssh/` and `id_rsa` in `~/.ssh/id_rsa` are one finding).
-fn push(hits: &mut Vec<Hit>, hit: Hit) {
-    for h in hits.iter_mut().filter(|h| h.check == hit.check) {
-        if hit.start <= h.end && h.start <= hit.end {
-            h.start = h.start.min(hit.start);
-            h.end = h.end.max(hit.end);
-            return;
-        }
+    addressed(lower, &mut found);
+    commands(lower, &mut found);
+    for (start, end, severity, reason) in found {
+        let (start, end) = r.folded_span(start, end);
+        push(hits, Hit::new(Check::ModelInstructions, severity, reason, start, end));
     }
-    hits.push(hit);
 }
 
 /// `<important>`, `</SYSTEM>`, `<system-prompt foo="x">`, `<|im_start|>`.
-fn tags(lower: &str, hits: &mut Vec<Hit>) {
+fn tags(lower: &str, found: &mut Vec<(usize, usize, Severity, &'static str)>) {
+    const FRAME: &str = "a tag that frames text as instructions for the model";
     for (at, _) in lower.match_indices('<') {
         let rest = &lower[at + 1..];
         if let Some(inner) = rest.strip_prefix('|') {
@@ -131,7 +245,7 @@ fn tags(lower: &str, hits: &mut Vec<Hit>) {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(inner.len());
             if name_len > 0 && inner[name_len..].starts_with("|>") {
-                push(hits, Hit::new(Check::ModelInstructions, at, at + 1 + 1 + name_len + 2));
+                found.push((at, at + 1 + 1 + name_len + 2, High, "a chat-template token"));
             }
             continue;
         }
@@ -146,107 +260,46 @@ fn tags(lower: &str, hits: &mut Vec<Hit>) {
             Some(n) if after.starts_with(' ') && n <= 120 && !after[..n].contains('<') => Some(n),
             _ => None,
         };
-        if let Some(close) = closes.filter(|_| TAGS.contains(&name.as_str())) {
+        let tag = TAGS.iter().find(|(t, _)| *t == name);
+        if let (Some(close), Some((_, severity))) = (closes, tag) {
             let end = lower.len() - after.len() + close + 1;
-            push(hits, Hit::new(Check::ModelInstructions, at, end));
+            found.push((at, end, *severity, FRAME));
         }
     }
 }
 
-fn secrets(lower: &str, hits: &mut Vec<Hit>) {
-    for secret in SECRETS {
-        for (at, m) in lower.match_indices(secret) {
-            push(hits, Hit::new(Check::SensitivePath, at, at + m.len()));
-        }
-    }
-    for (at, _) in lower.match_indices(".env") {
-        let before = lower[..at].chars().next_back();
-        let after = lower[at + 4..].chars().next();
-        let word_char = |c: char| c.is_alphanumeric() || c == '_';
-        if !before.is_some_and(word_char) && !after.is_some_and(word_char) {
-            push(hits, Hit::new(Check::SensitivePath, at, at + 4));
-        }
-    }
-}
-
-/// A word, or a sentence end (`text` empty).
-#[derive(Debug)]
-struct Word {
-    text: String,
-    start: usize,
-    end: usize,
-}
-
-/// The words of `text`, lowercase, with `’` as `'`; a sentence end (`.`,
-/// `!`, `?`, `;`, a line break) becomes an empty word no phrase matches.
-fn words(text: &str) -> Vec<Word> {
-    let mut out: Vec<Word> = Vec::new();
-    let mut current: Option<Word> = None;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let next_alnum = chars.peek().is_some_and(|(_, n)| n.is_alphanumeric());
-        let inner_quote = matches!(c, '\'' | '\u{2019}') && current.is_some() && next_alnum;
-        if c.is_alphanumeric() || inner_quote {
-            let w = current.get_or_insert_with(|| Word {
-                text: String::new(),
-                start: i,
-                end: i,
-            });
-            w.text.extend(if inner_quote { '\'' } else { c }.to_lowercase());
-            w.end = i + c.len_utf8();
-            continue;
-        }
-        out.extend(current.take());
-        if matches!(c, '.' | '!' | '?' | ';' | '\n') {
-            out.push(Word {
-                text: String::new(),
-                start: i,
-                end: i,
-            });
-        }
-    }
-    out.extend(current);
-    out
-}
-
-/// One slot of a phrase.
-#[derive(Debug)]
-enum Slot {
-    Words { any_of: Vec<&'static str>, optional: bool },
-    Gap(usize),
-}
-
-static PATTERNS: LazyLock<Vec<Vec<Slot>>> = LazyLock::new(|| PHRASES.iter().map(|p| compile(p)).collect());
-
-fn compile(phrase: &'static str) -> Vec<Slot> {
-    phrase
-        .split(' ')
-        .map(|slot| match slot.strip_prefix('*').and_then(|n| n.parse().ok()) {
-            Some(n) => Slot::Gap(n),
-            None => {
-                let (words, optional) = slot.strip_suffix('?').map_or((slot, false), |w| (w, true));
-                Slot::Words {
-                    any_of: words.split('|').collect(),
-                    optional,
-                }
+/// A shell command that downloads and runs a script (`curl … | sh`) or
+/// uploads data (`curl -d @- …`, `curl -T …`), within one line.
+fn commands(lower: &str, found: &mut Vec<(usize, usize, Severity, &'static str)>) {
+    const RUN: &[&str] = &["| sh", "|sh", "| bash", "|bash", "| zsh", "| python"];
+    const UPLOAD: &[&str] = &[" -d ", " -d@", " -t ", " -f ", "--data", "--upload-file", "--form"];
+    for tool in ["curl ", "wget "] {
+        for (at, _) in lower.match_indices(tool) {
+            let end = lower[at..].find('\n').map_or(lower.len(), |e| at + e);
+            let line = &lower[at..end];
+            if RUN.iter().any(|r| line.contains(r)) {
+                found.push((at, end, High, "a command that downloads a script and runs it"));
+            } else if UPLOAD.iter().any(|u| line.contains(u)) {
+                found.push((at, end, High, "a command that uploads data"));
             }
-        })
-        .collect()
+        }
+    }
 }
 
-/// Where a match of `slots` starting at word `i` ends (exclusive), if any.
-fn match_at(slots: &[Slot], words: &[Word], i: usize) -> Option<usize> {
-    let Some((first, rest)) = slots.split_first() else {
-        return Some(i);
-    };
-    match first {
-        Slot::Words { any_of, optional } => {
-            let here = words.get(i).is_some_and(|w| any_of.contains(&w.text.as_str()));
-            let taken = if here { match_at(rest, words, i + 1) } else { None };
-            taken.or_else(|| if *optional { match_at(rest, words, i) } else { None })
+/// `Assistant: …` at the start of a line, a sentence or a bracket.
+fn addressed(lower: &str, found: &mut Vec<(usize, usize, Severity, &'static str)>) {
+    for name in ADDRESSEES {
+        for (at, _) in lower.match_indices(name) {
+            let end = at + name.len();
+            let before = lower[..at].trim_end_matches([' ', '\t']);
+            let opens = before.is_empty() || before.ends_with(['.', '!', '?', '\n', '(', '[', '>', '—', '-', ':', ';']);
+            let comma =
+                lower[end..].starts_with(',') && matches!(*name, "assistant" | "claude" | "chatgpt" | "copilot");
+            let colon = lower[end..].starts_with(':') || lower[end..].starts_with(" :") || comma;
+            let word_start = !lower[..at].chars().next_back().is_some_and(char::is_alphanumeric);
+            if opens && colon && word_start {
+                found.push((at, end + 1, High, ADDRESS));
+            }
         }
-        Slot::Gap(n) => (0..=*n)
-            .take_while(|k| words[i..].iter().take(*k).all(|w| !w.text.is_empty()) && i + k <= words.len())
-            .find_map(|k| match_at(rest, words, i + k)),
     }
 }

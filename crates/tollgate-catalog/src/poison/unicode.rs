@@ -1,9 +1,16 @@
 //! `invisible_unicode`: characters a reader does not see but a model reads —
 //! zero-width and other format characters, bidirectional controls, tag
 //! characters (which spell ASCII invisibly) and variation selectors used to
-//! smuggle bytes. Runs of them are one finding; tag text is decoded.
+//! smuggle bytes. Runs of them are one finding; tag text is decoded. A
+//! run, a tag, a bidirectional control or a variation selector is high; a
+//! single stray zero-width space, soft hyphen or byte-order mark (often
+//! left by copy and paste) is info.
+//!
+//! `terminal_escape`: ANSI escape sequences and other control characters
+//! (a carriage return not followed by a line feed included), which hide or
+//! overwrite text where a definition is shown in a terminal: high.
 
-use super::{Check, Hit};
+use super::finding::{Check, Hit, Severity, push};
 
 /// Whether `c` is invisible or reorders text, wherever it stands.
 pub(super) fn is_hidden(c: char) -> bool {
@@ -45,6 +52,11 @@ fn is_emoji_glue(prev: Option<char>, c: char, next: Option<char>) -> bool {
 }
 
 pub(super) fn scan(text: &str, hits: &mut Vec<Hit>) {
+    invisible(text, hits);
+    terminal(text, hits);
+}
+
+fn invisible(text: &str, hits: &mut Vec<Hit>) {
     let mut run: Option<(usize, usize)> = None;
     let mut prev = None;
     let mut chars = text.char_indices().peekable();
@@ -80,6 +92,9 @@ fn finding(text: &str, start: usize, end: usize) -> Hit {
     let bidi = run
         .chars()
         .any(|c| matches!(u32::from(c), 0x061C | 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069));
+    let selector = run
+        .chars()
+        .any(|c| matches!(u32::from(c), 0xFE00..=0xFE0F | 0xE0100..=0xE01EF));
     let mut note = format!("{count} invisible character{}", if count == 1 { "" } else { "s" });
     if bidi {
         note.push_str(", bidirectional control");
@@ -87,10 +102,72 @@ fn finding(text: &str, start: usize, end: usize) -> Hit {
     if !decoded.is_empty() {
         note.push_str(&format!(", tag text {decoded:?}"));
     }
-    Hit {
-        check: Check::InvisibleUnicode,
-        start,
-        end,
-        note: Some(note),
+    let (severity, reason) = if !decoded.is_empty() {
+        (
+            Severity::High,
+            "invisible tag characters that spell text only the model reads",
+        )
+    } else if bidi {
+        (
+            Severity::High,
+            "a bidirectional control that makes the text read differently than it shows",
+        )
+    } else if count > 1 || selector {
+        (
+            Severity::High,
+            "a run of invisible characters that can carry hidden data",
+        )
+    } else {
+        (
+            Severity::Info,
+            "a stray invisible character, often left by copy and paste",
+        )
+    };
+    Hit::new(Check::InvisibleUnicode, severity, reason, start, end).with_note(note)
+}
+
+/// ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`),
+/// other C0 and C1 controls but tab and line breaks, and a carriage return
+/// that does not end a line.
+fn terminal(text: &str, hits: &mut Vec<Hit>) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some(c) = text[i..].chars().next() else { break };
+        let len = c.len_utf8();
+        let control = c.is_control() && !matches!(c, '\n' | '\t' | '\r');
+        let lone_cr = c == '\r' && bytes.get(i + 1) != Some(&b'\n');
+        if !(control || lone_cr) {
+            i += len;
+            continue;
+        }
+        let end = if c == '\u{1b}' { escape_end(text, i) } else { i + len };
+        let reason = if c == '\u{1b}' {
+            "an ANSI escape sequence that can hide or rewrite text in a terminal"
+        } else if lone_cr {
+            "a carriage return that lets later text overwrite a line in a terminal"
+        } else {
+            "a control character"
+        };
+        push(hits, Hit::new(Check::TerminalEscape, Severity::High, reason, i, end));
+        i = end.max(i + len);
     }
+}
+
+/// Where the escape sequence starting at `at` (an ESC) ends.
+fn escape_end(text: &str, at: usize) -> usize {
+    let rest = &text.as_bytes()[at + 1..];
+    let body = match rest.first() {
+        Some(b'[') => rest[1..].iter().position(|b| (0x40..=0x7E).contains(b)).map(|p| p + 2),
+        Some(b']') => rest
+            .windows(2)
+            .position(|w| w[0] == 0x07 || w == b"\x1b\\")
+            .map(|p| if rest[p] == 0x07 { p + 1 } else { p + 2 }),
+        Some(_) => Some(1),
+        None => Some(0),
+    };
+    let end = at + 1 + body.unwrap_or(rest.len());
+    (end..=text.len())
+        .find(|e| text.is_char_boundary(*e))
+        .unwrap_or(text.len())
 }

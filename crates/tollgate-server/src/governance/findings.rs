@@ -59,6 +59,6 @@ fn tool_names(snapshot: &Snapshot) -> Vec<String> {
 
 /// How many findings each check raised, every check named (zero included,
 /// so a gauge falls back when a definition is fixed).
-pub(crate) fn counts(findings: &[Finding]) -> [(&'static str, usize); 8] {
+pub(crate) fn counts(findings: &[Finding]) -> [(&'static str, usize); tollgate_catalog::Check::ALL.len()] {
     tollgate_catalog::Check::ALL.map(|c| (c.as_str(), findings.iter().filter(|f| f.check == c).count()))
 }
