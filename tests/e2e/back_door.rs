@@ -16,6 +16,8 @@ use tollgate_e2e::protected::ProtectedServer;
 
 #[path = "back_door/assertion.rs"]
 mod assertion;
+#[path = "back_door/cimd.rs"]
+mod cimd;
 #[path = "back_door/modern.rs"]
 mod modern;
 #[path = "back_door/policy.rs"]

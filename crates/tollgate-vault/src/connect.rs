@@ -34,7 +34,29 @@ pub fn router(vault: Arc<Vault>) -> Router {
     Router::new()
         .route("/oauth/connect", get(connect))
         .route("/oauth/upstream/callback", get(callback))
+        .route("/oauth/upstream/client.json", get(client_document))
         .with_state(vault)
+}
+
+/// Tollgate's Client ID Metadata Document as a client of upstreams'
+/// authorization servers that accept one (no registration needed): a
+/// public client (PKCE), redirecting to the callback only.
+async fn client_document(State(v): State<Arc<Vault>>) -> Response {
+    let doc = serde_json::json!({
+        "client_id": v.client_document_url(),
+        "client_name": "Tollgate",
+        "redirect_uris": [v.callback_url()],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "web",
+    });
+    let mut res = axum::Json(doc).into_response();
+    res.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    res
 }
 
 fn refused(status: StatusCode, why: &str) -> Response {

@@ -1,7 +1,8 @@
 //! Tollgate as an OAuth client of one upstream's authorization server:
 //! the server found from the upstream's RFC 9728 metadata (its 401
 //! challenge) or configured, Tollgate's client there pre-registered or
-//! registered on first use (RFC 7591), the authorization request (code +
+//! registered on first use (a Client ID Metadata Document where the
+//! server accepts one, else RFC 7591), the authorization request (code +
 //! PKCE S256, `resource` = the upstream, RFC 8707), the code exchange and
 //! refresh (client_secret_basic, form-encoded per RFC 6749 §2.3.1).
 
@@ -45,6 +46,9 @@ pub(crate) struct AsMetadata {
     pub(crate) token_endpoint: Url,
     #[serde(default)]
     pub(crate) registration_endpoint: Option<Url>,
+    /// The server accepts a Client ID Metadata Document URL as client id.
+    #[serde(default)]
+    pub(crate) client_id_metadata_document_supported: bool,
 }
 
 /// A token endpoint's answer.

@@ -131,9 +131,18 @@ impl Vault {
                     return Ok((id.clone(), secret));
                 }
                 let meta = self.meta(up).await?;
+                if meta.client_id_metadata_document_supported {
+                    // A public client named by its metadata document's URL.
+                    return Ok((self.client_document_url(), None));
+                }
                 upstream::register(&self.http, &up.spec, meta, &self.callback_url()).await
             })
             .await
+    }
+
+    /// Tollgate's Client ID Metadata Document as an upstream client.
+    pub(crate) fn client_document_url(&self) -> String {
+        format!("{}/oauth/upstream/client.json", self.settings.public_base_url)
     }
 
     /// Where the upstream's authorization server sends the user back.
