@@ -2,14 +2,15 @@
 //! brings is run through [`tollgate_catalog::check`] with what the gateway
 //! knows around it (the route's other definitions, the other routes and
 //! their tools). Findings are warnings for the reviewer, never a verdict:
-//! they are logged once per new or changed definition, counted per check in
+//! they are logged once per new or changed definition (info ones at
+//! debug), counted per check in
 //! `tollgate_catalog_poisoning_findings`, and listed in `GET /catalog` and
 //! `tollgate catalog diff`. Whether a definition may be called stays the
 //! approval's business.
 
 use std::sync::Arc;
 
-use tollgate_catalog::{CheckContext, Finding, Kind, Snapshot, check};
+use tollgate_catalog::{CheckContext, Finding, Kind, Severity, Snapshot, check};
 
 use crate::route::Route;
 
@@ -34,17 +35,30 @@ pub(crate) fn inspect(route: &Route, peers: &[Arc<Route>], previous: &Snapshot, 
             .get(definition.kind, &definition.key)
             .is_some_and(|p| p.revision == definition.revision);
         if !seen {
-            for f in &found {
-                tracing::warn!(
-                    route = %route.name, kind = %f.kind, name = %f.key, check = %f.check,
-                    field = %f.field, excerpt = %f.excerpt,
-                    "catalog definition looks poisoned; review it before approving"
-                );
-            }
+            found.iter().for_each(|f| log(route, f));
         }
         findings.extend(found);
     }
     findings
+}
+
+/// Log one finding of a new or changed definition: high and medium ones
+/// as warnings for the reviewer, info ones (common in honest definitions:
+/// a link, a long description) at debug, so that the log does not teach
+/// reviewers to skip the warnings.
+fn log(route: &Route, f: &Finding) {
+    if f.severity == Severity::Info {
+        tracing::debug!(
+            route = %route.name, kind = %f.kind, name = %f.key, check = %f.check,
+            field = %f.field, reason = %f.reason, "catalog definition note"
+        );
+        return;
+    }
+    tracing::warn!(
+        route = %route.name, kind = %f.kind, name = %f.key, check = %f.check,
+        severity = f.severity.as_str(), field = %f.field, reason = %f.reason, excerpt = %f.excerpt,
+        "catalog definition looks poisoned; review it before approving"
+    );
 }
 
 /// The tool names a snapshot lists.
