@@ -17,6 +17,9 @@
 //!   directory is writable, ports and the grace period agree;
 //! - per file, what its features render.
 //!
+//! The plain manifest `deploy/kubernetes/tollgate.yaml` gets the same
+//! checks (`deploy/manifest.rs`).
+//!
 //! Helm and kubernetes-validate come from scripts/install-test-deps.sh.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
@@ -29,6 +32,8 @@ mod checks;
 mod cli;
 #[path = "deploy/kube.rs"]
 mod kube;
+#[path = "deploy/manifest.rs"]
+mod manifest;
 #[path = "deploy/pod.rs"]
 mod pod;
 #[path = "deploy/render.rs"]

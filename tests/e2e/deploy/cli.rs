@@ -52,3 +52,24 @@ fn tollgate(pod: &Pod, args: &[&str]) -> Output {
     );
     out
 }
+
+/// What `tollgate validate` says when it refuses the pod's configuration;
+/// panics when it accepts it.
+pub(crate) fn refused(pod: &Pod) -> String {
+    let config = pod.config_file();
+    let out = Command::new(tollgate_bin())
+        .args(["validate", "--config", config.to_str().unwrap()])
+        .env_clear()
+        .envs(&pod.env)
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "tollgate validate accepted the pod's configuration"
+    );
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -147,7 +147,8 @@ impl Rendered {
             .find(|v| v["name"] == name)
     }
 
-    /// A ConfigMap's or Secret's entries, decoded.
+    /// A ConfigMap's or Secret's entries, decoded (a Secret's
+    /// `stringData` wins over its `data`, as the API server merges them).
     pub(crate) fn entries(&self, kind: &str, name: &str) -> Option<Vec<(String, Vec<u8>)>> {
         use base64::Engine as _;
         let doc = self.get(kind, name)?;
@@ -160,7 +161,16 @@ impl Rendered {
                 text.as_bytes().to_vec()
             }
         };
-        Some(data.iter().map(|(k, v)| (k.clone(), decode(v))).collect())
+        let mut entries: std::collections::BTreeMap<String, Vec<u8>> =
+            data.iter().map(|(k, v)| (k.clone(), decode(v))).collect();
+        if kind == "Secret"
+            && let Some(strings) = doc["stringData"].as_object()
+        {
+            for (k, v) in strings {
+                entries.insert(k.clone(), v.as_str().unwrap().as_bytes().to_vec());
+            }
+        }
+        Some(entries.into_iter().collect())
     }
 
     /// The value of one entry of a rendered ConfigMap or Secret.
