@@ -448,3 +448,81 @@ async fn sighup_reloads_the_policies_of_the_running_binary() {
     }
     panic!("SIGHUP did not reload the policies");
 }
+
+/// `tollgate policy check`: the console's "would this be allowed?" from
+/// the command line, against the repository's demo policies.
+#[tokio::test]
+async fn policy_check_decides_one_call_and_shows_the_deciding_policies() {
+    let dir = repo_root().join("policies");
+    let dir = dir.to_str().unwrap();
+    let base = [
+        "policy",
+        "check",
+        "--policies",
+        dir,
+        "--sub",
+        "alice",
+        "--scope",
+        "mcp:tools",
+        "--server",
+        "demo",
+    ];
+    let run = |extra: &'static [&'static str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        async move { tollgate_e2e::children::tollgate_cli(&args).await }
+    };
+    let out = run(&["--name", "echo"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with("allow"), "{text}");
+    assert!(
+        text.contains("@id(\"demo-read-only-tools\")"),
+        "the deciding policy's text: {text}"
+    );
+    let out = run(&["--name", "delete_item"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.starts_with("deny"), "{text}");
+    assert!(text.contains("demo-delete-needs-admin"), "{text}");
+}
+
+/// `tollgate completions SHELL` prints a completion script naming the
+/// subcommands; `token mint --cost-center` puts the claim budgets read.
+#[tokio::test]
+async fn completions_and_a_cost_centre_in_minted_tokens() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = tollgate_e2e::children::tollgate_cli(&["completions", shell]).await;
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && script.contains("policy") && script.contains("grants"),
+            "{shell}: {script}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        "[listen]\npublic = \"127.0.0.1:1\"\nadmin = \"127.0.0.1:2\"\n[dev_issuer]\nenabled = true\n\
+         [[servers]]\nname = \"demo\"\nurl = \"http://127.0.0.1:3/mcp\"\n",
+    )
+    .unwrap();
+    let args = [
+        "token",
+        "mint",
+        "--config",
+        config.to_str().unwrap(),
+        "--sub",
+        "alice",
+        "--cost-center",
+        "cc-7",
+    ];
+    let out = tollgate_e2e::children::tollgate_cli(&args).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let token = String::from_utf8(out.stdout).unwrap();
+    let payload = token.trim().split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(
+        &base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, payload).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(claims["cost_center"], "cc-7");
+}

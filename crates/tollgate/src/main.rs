@@ -99,6 +99,12 @@ enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Print a shell completion script: `tollgate completions bash >
+    /// /etc/bash_completion.d/tollgate`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -118,6 +124,10 @@ struct MintArgs {
     /// Team claim.
     #[arg(long)]
     team: Option<String>,
+    /// Cost-centre claim (`cost_center`): what budgets and spend reports
+    /// group by.
+    #[arg(long = "cost-center")]
+    cost_center: Option<String>,
     /// Space-separated scopes.
     #[arg(long, default_value = "")]
     scope: String,
@@ -192,6 +202,19 @@ fn main() -> ExitCode {
         Command::Clients { command } => oauth_cmd::run_clients(&command),
         Command::Grants { command } => oauth_cmd::run_grants(&command),
         Command::Store { command } => store_cmd::run(&command),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "tollgate",
+                &mut script,
+            );
+            match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            }
+        }
         Command::Token {
             command: TokenCommand::Mint(args),
         } => match mint(&args) {
@@ -246,6 +269,9 @@ fn mint(args: &MintArgs) -> anyhow::Result<String> {
     let mut claims = serde_json::Map::new();
     if let Some(team) = &args.team {
         claims.insert("team".into(), team.clone().into());
+    }
+    if let Some(cost_center) = &args.cost_center {
+        claims.insert("cost_center".into(), cost_center.clone().into());
     }
     if !args.groups.is_empty() {
         claims.insert("groups".into(), args.groups.clone().into());
