@@ -86,13 +86,23 @@ pub async fn serve_with(
 ) -> io::Result<()> {
     let mcp_config = mcp_config(&config);
     let cancel = mcp_config.cancellation_token.clone();
-    let app = router(mcp_config);
+    run(listener, router(mcp_config), move || cancel.cancel(), shutdown).await
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then calls
+/// `close_streams` (which must end every MCP session and SSE stream, so the
+/// drain can finish) and gives in-flight requests a short grace period.
+pub(crate) async fn run(
+    listener: TcpListener,
+    app: Router,
+    close_streams: impl FnOnce() + Send + 'static,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
     let (draining_tx, draining_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;
         tracing::info!("shutting down: closing MCP sessions and streams");
-        // Ends legacy sessions and every SSE stream, so the drain can finish.
-        cancel.cancel();
+        close_streams();
         let _ = draining_tx.send(());
     });
     let grace = async {
@@ -110,7 +120,7 @@ pub async fn serve_with(
     }
 }
 
-fn mcp_config(config: &DemoConfig) -> StreamableHttpServerConfig {
+pub(crate) fn mcp_config(config: &DemoConfig) -> StreamableHttpServerConfig {
     // legacy_session_mode stays true (the default): legacy clients get
     // sessions, 2026-07-28 requests are stateless regardless.
     let mut base = StreamableHttpServerConfig::default().with_json_response(config.json_response);
@@ -148,7 +158,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
 }
 
 /// Logs one line per HTTP exchange once the response head is ready.
-async fn access_log(request: Request, next: Next) -> Response {
+pub(crate) async fn access_log(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();

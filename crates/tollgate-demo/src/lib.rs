@@ -16,11 +16,18 @@
 //! `get_weather`), two resources (`demo://readme`,
 //! `demo://secrets/api-keys`) and one prompt (`greeting`), all with canned
 //! behaviour so gateway policies can be shown without side effects.
+//!
+//! With `--notes` the same binary serves [`serve_notes`] instead: "Notes",
+//! a small SaaS whose MCP endpoint is protected by its own OAuth
+//! authorization server on the same port, so that the demo can show a
+//! user connecting their own grant through Tollgate (`user_oauth`).
 
 mod http;
+mod notes;
 mod prompts;
 mod resources;
 mod server;
 mod tools;
 
 pub use http::{DemoConfig, MCP_PATH, serve, serve_with};
+pub use notes::{NotesConfig, serve_notes};

@@ -1,12 +1,15 @@
 //! `tollgate-demo` binary: parses flags, installs a stderr logger, binds the
-//! listener and runs [`tollgate_demo::serve_with`] until Ctrl-C or SIGTERM.
+//! listener and runs [`tollgate_demo::serve_with`] (or, with `--notes`,
+//! [`tollgate_demo::serve_notes`]) until Ctrl-C or SIGTERM.
 
 use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
 use tokio::net::TcpListener;
-use tollgate_demo::{DemoConfig, MCP_PATH, serve_with};
+use tollgate_demo::{DemoConfig, MCP_PATH, NotesConfig, serve_notes, serve_with};
 use tracing_subscriber::EnvFilter;
 
 /// Demo upstream MCP server for the Tollgate gateway.
@@ -25,6 +28,11 @@ use tracing_subscriber::EnvFilter;
         Tools: echo, add, countdown (progress notifications; a task when the request declares the tasks extension), delete_item (destructive; \
         deletes nothing), get_weather (open world; canned data). Resources: \
         demo://readme, demo://secrets/api-keys. Prompt: greeting.\n\n\
+        With --notes it serves \"Notes\" instead: a SaaS acting for each user with \
+        their own OAuth grant, its MCP endpoint at /mcp protected by its own \
+        authorization server on the same port (RFC 9728 and RFC 8414 metadata, \
+        /authorize with PKCE S256, /token), for one pre-registered client. Tools: \
+        whoami, add_note, list_notes. Everything is kept in memory.\n\n\
         Logs go to stderr; set the level with --log or RUST_LOG."
 )]
 struct Cli {
@@ -50,6 +58,9 @@ struct Cli {
     #[arg(long)]
     always_sse: bool,
 
+    #[command(flatten)]
+    notes: NotesArgs,
+
     /// Log filter, in tracing-subscriber EnvFilter syntax. The default hides
     /// rmcp's per-request service chatter; use 'debug' to see everything.
     #[arg(
@@ -59,6 +70,39 @@ struct Cli {
         default_value = "info,rmcp::service=warn"
     )]
     log: String,
+}
+
+/// The Notes server's flags.
+#[derive(Debug, clap::Args)]
+struct NotesArgs {
+    /// Serve Notes, the OAuth-protected demo SaaS, instead of the demo server.
+    #[arg(long)]
+    notes: bool,
+
+    /// Notes: the registered client's id.
+    #[arg(long, value_name = "ID", requires = "notes", required_if_eq("notes", "true"))]
+    client_id: Option<String>,
+
+    /// Notes: a file holding the client's secret (trailing whitespace ignored).
+    #[arg(long, value_name = "FILE", requires = "notes", required_if_eq("notes", "true"))]
+    client_secret_file: Option<PathBuf>,
+
+    /// Notes: the client's redirect URI, matched exactly.
+    #[arg(long, value_name = "URL", requires = "notes", required_if_eq("notes", "true"))]
+    redirect_uri: Option<String>,
+
+    /// Notes: a user offered on the sign-in page (repeatable).
+    #[arg(long = "user", value_name = "NAME", requires = "notes", default_values_t = ["alice".to_owned(), "victor".to_owned()])]
+    users: Vec<String>,
+
+    /// Notes: lifetime of access tokens, in seconds.
+    #[arg(long, value_name = "SECONDS", requires = "notes", default_value_t = 3600)]
+    token_ttl: u64,
+
+    /// Notes: the URL clients reach it at (its OAuth issuer; the MCP URL is
+    /// this plus /mcp). Default: http://ADDR of --listen.
+    #[arg(long, value_name = "URL", requires = "notes")]
+    public_url: Option<String>,
 }
 
 #[tokio::main]
@@ -92,10 +136,37 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    println!("tollgate-demo listening on http://{addr}{MCP_PATH}");
-    serve_with(listener, config, shutdown_signal()).await?;
+    if cli.notes.notes {
+        let notes = notes_config(cli.notes, config)?;
+        let url = notes.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+        println!("tollgate-demo (Notes) listening on {url}{MCP_PATH}");
+        serve_notes(listener, notes, shutdown_signal()).await?;
+    } else {
+        println!("tollgate-demo listening on http://{addr}{MCP_PATH}");
+        serve_with(listener, config, shutdown_signal()).await?;
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The Notes settings from its flags, over the MCP side's `http`.
+fn notes_config(args: NotesArgs, http: DemoConfig) -> anyhow::Result<NotesConfig> {
+    let (Some(client_id), Some(secret_file), Some(redirect_uri)) =
+        (args.client_id, args.client_secret_file, args.redirect_uri)
+    else {
+        anyhow::bail!("--notes needs --client-id, --client-secret-file and --redirect-uri");
+    };
+    let mut secret = std::fs::read(&secret_file).with_context(|| format!("cannot read {}", secret_file.display()))?;
+    while secret.last().is_some_and(u8::is_ascii_whitespace) {
+        secret.pop();
+    }
+    anyhow::ensure!(!secret.is_empty(), "{} is empty", secret_file.display());
+    let mut config = NotesConfig::new(client_id, secret, redirect_uri);
+    config.http = http;
+    config.users = args.users;
+    config.token_ttl = Duration::from_secs(args.token_ttl);
+    config.public_url = args.public_url;
+    Ok(config)
 }
 
 /// Completes on Ctrl-C or, on Unix, SIGTERM.
