@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::oauth::{AuthServer, AuthorizeError, AuthorizeQuery, ClientAuth, SCOPES, TokenError, TokenForm};
-use super::page;
+use super::page::{self, Picker};
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).
 pub(crate) async fn metadata(State(auth): State<Arc<AuthServer>>) -> Json<serde_json::Value> {
@@ -38,14 +38,21 @@ pub(crate) async fn metadata(State(auth): State<Arc<AuthServer>>) -> Json<serde_
 pub(crate) async fn authorize(State(auth): State<Arc<AuthServer>>, Query(q): Query<AuthorizeQuery>) -> Response {
     match auth.begin(&q) {
         Ok(id) => {
-            let users = &auth.settings().users;
+            let s = auth.settings();
             let hint = q
                 .login_hint
                 .as_deref()
                 .filter(|h| auth.knows(h))
-                .or(users.first().map(String::as_str))
+                .or(s.users.first().map(String::as_str))
                 .unwrap_or_default();
-            page::picker(StatusCode::OK, &id, users, hint, None)
+            let picker = Picker {
+                request: &id,
+                client: &s.client_id,
+                users: &s.users,
+                hint,
+                warning: None,
+            };
+            page::picker(StatusCode::OK, &picker)
         }
         Err(e) => refused(e),
     }
@@ -63,9 +70,16 @@ pub(crate) struct SignIn {
 pub(crate) async fn sign_in(State(auth): State<Arc<AuthServer>>, Form(answer): Form<SignIn>) -> Response {
     let login = answer.login.trim();
     if !auth.knows(login) {
-        let users = &auth.settings().users;
+        let s = auth.settings();
         let warning = format!("Notes has no user {login:?}: pick one of the list.");
-        return page::picker(StatusCode::BAD_REQUEST, &answer.request, users, "", Some(&warning));
+        let picker = Picker {
+            request: &answer.request,
+            client: &s.client_id,
+            users: &s.users,
+            hint: "",
+            warning: Some(&warning),
+        };
+        return page::picker(StatusCode::BAD_REQUEST, &picker);
     }
     match auth.complete(&answer.request, login) {
         Ok(back) => {

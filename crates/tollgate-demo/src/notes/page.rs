@@ -47,30 +47,42 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     (status, headers, Html(html)).into_response()
 }
 
-/// The sign-in picker of authorization request `request`: a user name,
-/// `hint` filled in, the known `users` offered; `warning` above it.
-pub(crate) fn picker(
-    status: StatusCode,
-    request: &str,
-    users: &[String],
-    hint: &str,
-    warning: Option<&str>,
-) -> Response {
-    let options: String = users
+/// What the sign-in picker shows.
+pub(crate) struct Picker<'a> {
+    /// The authorization request's id.
+    pub(crate) request: &'a str,
+    /// The client asking.
+    pub(crate) client: &'a str,
+    /// The users offered.
+    pub(crate) users: &'a [String],
+    /// The name filled in.
+    pub(crate) hint: &'a str,
+    /// A warning above the form.
+    pub(crate) warning: Option<&'a str>,
+}
+
+/// The sign-in picker: a user name, the hint filled in, the known users offered.
+pub(crate) fn picker(status: StatusCode, p: &Picker<'_>) -> Response {
+    let options: String = p
+        .users
         .iter()
         .map(|u| format!("<option value=\"{0}\">{0}</option>", escape(u)))
         .collect();
-    let names: Vec<String> = users.iter().map(|u| format!("<code>{}</code>", escape(u))).collect();
-    let warning = warning.map_or_else(String::new, |w| format!("<p class=\"warn\">{}</p>", escape(w)));
+    let names: Vec<String> = p.users.iter().map(|u| format!("<code>{}</code>", escape(u))).collect();
+    let warning = p
+        .warning
+        .map_or_else(String::new, |w| format!("<p class=\"warn\">{}</p>", escape(w)));
     let body = format!(
-        "{warning}<p>Tollgate asks to use your notes. Demo users: {names} (no password).</p>\
+        "{warning}<p><code>{client}</code> asks to read and write your notes. Demo users: {names} \
+         (no password).</p>\
          <form method=\"post\" action=\"/authorize\">\
          <input type=\"hidden\" name=\"request\" value=\"{request}\">\
          <label>User <input name=\"login\" list=\"users\" value=\"{hint}\" autocomplete=\"off\" required></label>\
          <datalist id=\"users\">{options}</datalist> <button type=\"submit\">Sign in and allow</button></form>",
         names = names.join(", "),
-        request = escape(request),
-        hint = escape(hint),
+        client = escape(p.client),
+        request = escape(p.request),
+        hint = escape(p.hint),
     );
     page(status, "Sign in to Notes as", &body)
 }
