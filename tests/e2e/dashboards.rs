@@ -3,7 +3,10 @@
 //! Prometheus scraping a real gateway under traffic: every panel's query
 //! returns series, every alert rule loads, evaluates and reads metrics the
 //! gateway exports (no panel or alert silently empty because a metric was
-//! renamed), and the alerts' `promtool` unit tests pass.
+//! renamed), and the alerts' `promtool` unit tests pass. Without a
+//! gateway: every alert has a description, a runbook section in
+//! `docs/operations.md` that its `runbook_url` names, and a unit test that
+//! makes it fire.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -188,7 +191,7 @@ async fn every_dashboard_query_and_alert_expression_finds_the_gateways_series() 
     assert!(empty.is_empty(), "panels without series:\n{}", empty.join("\n"));
 
     let rules = prometheus.rules().await;
-    assert_eq!(rules.len(), 16, "every alert rule loaded: {rules:#?}");
+    assert_eq!(rules.len(), alert_rules().len(), "every alert rule loaded: {rules:#?}");
     let mut missing = BTreeSet::new();
     for rule in &rules {
         let query = rule["query"].as_str().unwrap();
@@ -226,4 +229,95 @@ async fn the_alert_rules_pass_their_promtool_unit_tests() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// A YAML file of the repository as JSON (through the test venv's PyYAML).
+fn yaml_file(relative: &str) -> Value {
+    const SCRIPT: &str = "import json, sys, yaml\njson.dump(yaml.safe_load(sys.stdin), sys.stdout)\n";
+    let python = repo_root().join("tests/fixtures/py/.venv/bin/python");
+    let input = std::fs::File::open(repo_root().join(relative)).unwrap();
+    let out = std::process::Command::new(&python)
+        .args(["-c", SCRIPT])
+        .stdin(input)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/install-test-deps.sh)", python.display()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every alerting rule of deploy/prometheus/tollgate-alerts.yml.
+fn alert_rules() -> Vec<Value> {
+    let file = yaml_file("deploy/prometheus/tollgate-alerts.yml");
+    let groups = file["groups"].as_array().unwrap();
+    groups
+        .iter()
+        .flat_map(|g| g["rules"].as_array().unwrap().clone())
+        .collect()
+}
+
+/// GitHub's anchor for a Markdown heading's text.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_alert_has_a_description_and_a_runbook_section() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/operations.md")).unwrap();
+    let anchors: BTreeSet<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| anchor(l.trim_start_matches('#')))
+        .collect();
+    let mut alerts = BTreeSet::new();
+    for rule in alert_rules() {
+        let name = rule["alert"].as_str().unwrap();
+        let annotations = &rule["annotations"];
+        for key in ["summary", "description"] {
+            let text = annotations[key].as_str().unwrap_or_default();
+            assert!(text.len() > 20, "{name}: no {key}");
+        }
+        let url = annotations["runbook_url"].as_str().unwrap_or_default();
+        let expected = format!("docs/operations.md#{}", anchor(name));
+        assert_eq!(url, expected, "{name}: runbook_url");
+        assert!(
+            anchors.contains(&anchor(name)),
+            "docs/operations.md has no section {name} for the runbook_url"
+        );
+        alerts.insert(name.to_owned());
+    }
+    let alerts_section = &doc[doc.find("\n## Alerts\n").unwrap()..];
+    let alerts_section = &alerts_section[..alerts_section[1..].find("\n## ").unwrap()];
+    let sections: BTreeSet<String> = alerts_section
+        .lines()
+        .filter_map(|l| l.strip_prefix("### Tollgate"))
+        .map(|l| format!("Tollgate{l}"))
+        .collect();
+    assert_eq!(sections, alerts, "docs/operations.md's runbooks and the alerts");
+}
+
+#[test]
+fn every_alert_has_a_unit_test_that_fires_it() {
+    let tests = yaml_file("deploy/prometheus/tollgate-alerts.test.yml");
+    let mut fired = BTreeSet::new();
+    for case in tests["tests"].as_array().unwrap() {
+        for check in case["alert_rule_test"].as_array().unwrap() {
+            if check["exp_alerts"].as_array().is_some_and(|a| !a.is_empty()) {
+                fired.insert(check["alertname"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    let alerts: BTreeSet<String> = alert_rules()
+        .iter()
+        .map(|r| r["alert"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(fired, alerts, "tollgate-alerts.test.yml: a case that fires each alert");
 }
