@@ -4,7 +4,8 @@
 //! spread round-robin arrive in the store exactly once, on the replica
 //! that answered them; a store stopped under calls fails and slows none of
 //! them, and every answered call's record arrives once it is back, none
-//! twice; a schema from a newer Tollgate refuses the start.
+//! twice; a schema from a newer Tollgate refuses the start; and the CLI's
+//! `--store` answers equal the files' (`cli`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -16,6 +17,9 @@ use tollgate_e2e::audit_support::{Exchange, trail_lines, try_metric};
 use tollgate_e2e::children::{ChildGateway, tollgate_cli};
 use tollgate_e2e::postgres::PostgresServer;
 use tollgate_e2e::{Demo, modern_body, modern_headers};
+
+#[path = "fleet/cli.rs"]
+mod cli;
 
 /// The configuration of replica `name`: the demo route behind the
 /// development issuer (its key and the fleet's public URL shared, as

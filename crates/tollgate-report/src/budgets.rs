@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use tollgate_audit::{Filter, Phase, QueryError};
+use tollgate_audit::{Entry, Filter, Phase, QueryError};
 use tollgate_config::Budget;
 use tollgate_index::{Index, IndexError, IndexedCall};
 use tollgate_limit::{Identity, Spender};
@@ -52,15 +52,37 @@ pub struct BudgetRow {
 ///
 /// A file that cannot be read or a malformed line.
 pub fn report(paths: &[PathBuf], settings: &Settings, now: SystemTime) -> Result<Vec<BudgetRow>, QueryError> {
+    let Some(filter) = window(settings, now) else {
+        return Ok(Vec::new());
+    };
+    report_entries(tollgate_audit::query(paths, filter)?, settings, now)
+}
+
+/// What the budgets of `settings` read at `now`: every record since the
+/// earliest period start; `None` without budgets.
+pub fn window(settings: &Settings, now: SystemTime) -> Option<Filter> {
+    Some(Filter {
+        since: Some(Tally::new(settings, now)?.since),
+        until: Some(now),
+        ..Filter::default()
+    })
+}
+
+/// [`report`] over `entries` read with the [`window`] filter from any
+/// source (the files, or the fleet store).
+///
+/// # Errors
+///
+/// The first error an entry carries.
+pub fn report_entries<E>(
+    entries: impl IntoIterator<Item = Result<Entry, E>>,
+    settings: &Settings,
+    now: SystemTime,
+) -> Result<Vec<BudgetRow>, E> {
     let Some(mut tally) = Tally::new(settings, now) else {
         return Ok(Vec::new());
     };
-    let filter = Filter {
-        since: Some(tally.since),
-        until: Some(now),
-        ..Filter::default()
-    };
-    for entry in tollgate_audit::query(paths, filter)? {
+    for entry in entries {
         let r = entry?.record;
         if r.phase == Phase::Complete {
             tally.add(&IndexedCall::from(&r));

@@ -1,7 +1,8 @@
 //! `tollgate usage`: the complete call records of a trail, read with
-//! `tollgate-audit`'s query (or from the audit index, `report_indexed`), priced with `[[limits.prices]]` when a
-//! configuration is given, and summed with `tollgate-meter` (`Usage`);
-//! `render` prints the report.
+//! `tollgate-audit`'s query (or from the audit index, `report_indexed`, or
+//! any source of entries such as the fleet store, `report_entries`),
+//! priced with `[[limits.prices]]` when a configuration is given, and
+//! summed with `tollgate-meter` (`Usage`); `render` prints the report.
 //!
 //! Only `complete` records count: a strict-mode `forwarding` record is not
 //! a second call.
@@ -9,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use tollgate_audit::{CallRecord, Filter, Phase, QueryError};
+use tollgate_audit::{CallRecord, Entry, Filter, Phase, QueryError};
 use tollgate_index::{Index, IndexError, IndexedCall};
 use tollgate_limit::{Priced, Prices};
 use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
@@ -31,8 +32,23 @@ pub fn report(
         until,
         ..Filter::default()
     };
+    report_entries(tollgate_audit::query(paths, filter)?, by, prices)
+}
+
+/// Sum `entries` (read with a time-window [`Filter`] from any source:
+/// the files, or the fleet store), grouped `by`, each priced with
+/// `prices`: what [`report`] does with the files' entries.
+///
+/// # Errors
+///
+/// The first error an entry carries.
+pub fn report_entries<E>(
+    entries: impl IntoIterator<Item = Result<Entry, E>>,
+    by: GroupBy,
+    prices: &Prices,
+) -> Result<UsageReport, E> {
     let mut usage = Usage::new(by);
-    for entry in tollgate_audit::query(paths, filter)? {
+    for entry in entries {
         let record = entry?.record;
         if record.phase == Phase::Complete {
             usage.add(&sample(&record, prices));

@@ -82,6 +82,15 @@ pub enum StoreError {
         /// The 1-based line.
         line: u64,
     },
+    /// A call line in the store is not a call record this Tollgate can
+    /// read.
+    #[error("{place}: not an audit call record: {message}")]
+    Malformed {
+        /// `replica/file:line`.
+        place: String,
+        /// What the parser said.
+        message: String,
+    },
 }
 
 impl StoreError {

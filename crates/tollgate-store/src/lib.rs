@@ -2,8 +2,9 @@
 //! PostgreSQL (`[store] postgres`).
 //!
 //! Off the request path. Each replica's audit files stay the record of
-//! truth; this crate ships their lines to the store (`ship`), and holds
-//! the tables the fleet's searches, spend, catalog approvals and signed
+//! truth; this crate ships their lines to the store (`ship`), reads them
+//! back fleet-wide with the files' own filter (`read`), and holds the
+//! tables the fleet's searches, spend, catalog approvals and signed
 //! checkpoints use (`migrate` owns the schema). The server maps the
 //! configuration to [`StoreSettings`] and starts the shipper; the CLI
 //! migrates and reports the schema. `docs/fleet.md` describes what is
@@ -12,11 +13,13 @@
 mod connect;
 mod error;
 mod migrate;
+mod read;
 mod settings;
 mod ship;
 
 pub use error::{Result, StoreError};
 pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
+pub use read::StoredRecords;
 pub use settings::{StoreSettings, StoreTls};
 pub use ship::{Progress, ShipSettings, ShipStats, Shipper};
 

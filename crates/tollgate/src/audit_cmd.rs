@@ -1,7 +1,8 @@
 //! `tollgate audit verify|query|index` and `tollgate usage`: the offline
-//! tools over an audit trail's files (`docs/audit.md`). Reading and verifying
-//! live in `tollgate-audit`, sums in `tollgate-meter`, the text in
-//! `render`; this module owns the arguments and the exit codes: 0 when the command ran (and the trail verified), 1 when the
+//! tools over an audit trail's files, or with `--store` over every
+//! replica's records in the fleet store (`fleet_cmd`; `docs/audit.md`).
+//! Reading and verifying live in `tollgate-audit`, sums in
+//! `tollgate-meter`, the text in `render`; this module owns the arguments and the exit codes: 0 when the command ran (and the trail verified), 1 when the
 //! trail is not intact or a line is not an audit record, 2 when the command
 //! could not run (a path that cannot be read, no audit files; clap also
 //! exits 2 on bad arguments). A reader that closes the output early
@@ -16,6 +17,7 @@ use clap::{Subcommand, ValueEnum};
 use tollgate_audit::{Filter, Outcome, QueryError, VerifyError, VerifyOptions};
 use tollgate_meter::GroupBy;
 
+use crate::fleet_cmd::{Fleet, StoreSource, store_stop};
 use crate::index_cmd::{IndexArgs, IndexChoice};
 use crate::render::{self, QueryFormat, RenderError};
 
@@ -27,7 +29,7 @@ pub(crate) enum AuditCommand {
     /// `FILE:LINE: problem` and exits 1.
     Verify(VerifyArgs),
     /// Print the call records that match every filter given.
-    Query(QueryArgs),
+    Query(Box<QueryArgs>),
     /// Bring the audit index of a trail up to date (create it when
     /// missing): `audit query` and `usage` then answer from it.
     Index(IndexArgs),
@@ -50,8 +52,14 @@ pub(crate) struct VerifyArgs {
 #[derive(clap::Args)]
 pub(crate) struct QueryArgs {
     /// Audit files, or directories of `*.jsonl` files.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "store", conflicts_with = "store", value_name = "PATH")]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    fleet: StoreSource,
+    /// The gateway configuration whose `[store] postgres` `--store`
+    /// reads, when given without a URL.
+    #[arg(long, value_name = "FILE", requires = "store")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     window: Window,
     /// The principal's subject.
@@ -86,8 +94,10 @@ pub(crate) struct QueryArgs {
 #[derive(clap::Args)]
 pub(crate) struct UsageArgs {
     /// Audit files, or directories of `*.jsonl` files.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "store", conflicts_with = "store", value_name = "PATH")]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    fleet: StoreSource,
     /// Group by team, cost_center, subject, server, tool or trace.
     #[arg(long, value_name = "GROUP", required_unless_present = "budgets")]
     by: Option<GroupBy>,
@@ -96,7 +106,8 @@ pub(crate) struct UsageArgs {
     #[arg(long, requires = "config", conflicts_with = "by")]
     budgets: bool,
     /// The gateway configuration whose budgets `--budgets` reports; with
-    /// `--by`, its `[[limits.prices]]` add a cost column.
+    /// `--by`, its `[[limits.prices]]` add a cost column; `--store`
+    /// without a URL reads its `[store] postgres`.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     #[command(flatten)]
@@ -143,7 +154,7 @@ fn parse_decision(text: &str) -> Result<Outcome, String> {
 }
 
 /// Why a command stopped before its end.
-enum Stop {
+pub(crate) enum Stop {
     /// The reader closed the output (`| head`): not an error.
     OutputClosed,
     /// The trail is not intact, or a line is not an audit record (exit 1).
@@ -212,19 +223,35 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
         QueryOutput::Table => QueryFormat::Table,
         QueryOutput::Json => QueryFormat::Json,
     };
-    let index = args.source.open(&args.paths).map_err(Stop::Run)?;
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let rendered = match &index {
-        Some(index) => render::query(index.query(filter).map_err(|e| Stop::Run(e.into()))?, format, &mut out),
-        None => render::query(
+    if let Some(url) = &args.fleet.store {
+        let fleet = Fleet::open(url, args.config.as_deref())?;
+        return render_query(fleet.records(filter)?, format, store_stop);
+    }
+    match args.source.open(&args.paths).map_err(Stop::Run)? {
+        Some(index) => render_query(
+            index.query(filter).map_err(|e| Stop::Run(e.into()))?,
+            format,
+            query_stop,
+        ),
+        None => render_query(
             tollgate_audit::query(&args.paths, filter).map_err(query_stop)?,
             format,
-            &mut out,
+            query_stop,
         ),
-    };
-    match rendered {
+    }
+}
+
+/// Print `records` to standard output; `stop` says what a read error
+/// means.
+fn render_query<E>(
+    records: impl Iterator<Item = Result<tollgate_audit::Entry, E>>,
+    format: QueryFormat,
+    stop: fn(E) -> Stop,
+) -> Result<(), Stop> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match render::query(records, format, &mut out) {
         Ok(_) => out.flush().map_err(output_stop),
-        Err(RenderError::Read(e)) => Err(query_stop(e)),
+        Err(RenderError::Read(e)) => Err(stop(e)),
         Err(RenderError::Write(e)) => Err(output_stop(e)),
     }
 }
@@ -238,11 +265,21 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
         None => tollgate_limit::Prices::default(),
     };
     let window = (args.window.since, args.window.until);
-    let report = match args.source.open(&args.paths).map_err(Stop::Run)? {
-        Some(index) => {
-            tollgate_report::spend::report_indexed(&index, by, window, &prices).map_err(|e| Stop::Run(e.into()))?
+    let report = if let Some(url) = &args.fleet.store {
+        let fleet = Fleet::open(url, args.config.as_deref())?;
+        let filter = Filter {
+            since: window.0,
+            until: window.1,
+            ..Filter::default()
+        };
+        tollgate_report::spend::report_entries(fleet.records(filter)?, by, &prices).map_err(store_stop)?
+    } else {
+        match args.source.open(&args.paths).map_err(Stop::Run)? {
+            Some(index) => {
+                tollgate_report::spend::report_indexed(&index, by, window, &prices).map_err(|e| Stop::Run(e.into()))?
+            }
+            None => tollgate_report::spend::report(&args.paths, by, window, &prices).map_err(query_stop)?,
         }
-        None => tollgate_report::spend::report(&args.paths, by, window, &prices).map_err(query_stop)?,
     };
     let text = match args.format {
         UsageOutput::Table => render::usage_table(&report),
@@ -260,16 +297,30 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
     let settings = tollgate_server::settings::report(&load_config(path)?);
     let now = args.window.until.unwrap_or_else(SystemTime::now);
+    if let Some(url) = &args.fleet.store {
+        let fleet = Fleet::open(url, Some(path))?;
+        let rows = match tollgate_report::budgets::window(&settings, now) {
+            Some(filter) => {
+                tollgate_report::budgets::report_entries(fleet.records(filter)?, &settings, now).map_err(store_stop)?
+            }
+            None => Vec::new(),
+        };
+        return print_budgets(&rows, args.format);
+    }
     let rows = match args.source.open(&args.paths).map_err(Stop::Run)? {
         Some(index) => {
             tollgate_report::budgets::report_indexed(&index, &settings, now).map_err(|e| Stop::Run(e.into()))?
         }
         None => tollgate_report::budgets::report(&args.paths, &settings, now).map_err(query_stop)?,
     };
-    let text = match args.format {
-        UsageOutput::Table => tollgate_report::budgets::table(&rows),
-        UsageOutput::Csv => tollgate_report::budgets::csv(&rows).map_err(|e| Stop::Run(e.into()))?,
-        UsageOutput::Json => tollgate_report::budgets::json(&rows),
+    print_budgets(&rows, args.format)
+}
+
+fn print_budgets(rows: &[tollgate_report::BudgetRow], format: UsageOutput) -> Result<(), Stop> {
+    let text = match format {
+        UsageOutput::Table => tollgate_report::budgets::table(rows),
+        UsageOutput::Csv => tollgate_report::budgets::csv(rows).map_err(|e| Stop::Run(e.into()))?,
+        UsageOutput::Json => tollgate_report::budgets::json(rows),
     };
     print(&text)
 }

@@ -22,9 +22,9 @@ pub(crate) enum QueryFormat {
 
 /// Why printing stopped.
 #[derive(Debug)]
-pub(crate) enum RenderError {
-    /// Reading the trail failed, or a line is not a record.
-    Read(QueryError),
+pub(crate) enum RenderError<E = QueryError> {
+    /// Reading the trail (or the store) failed, or a line is not a record.
+    Read(E),
     /// Writing the output failed.
     Write(io::Error),
 }
@@ -34,11 +34,11 @@ pub(crate) enum RenderError {
 /// # Errors
 ///
 /// The first read error, malformed line or write error.
-pub(crate) fn query(
-    records: impl Iterator<Item = Result<Entry, QueryError>>,
+pub(crate) fn query<E>(
+    records: impl Iterator<Item = Result<Entry, E>>,
     format: QueryFormat,
     out: &mut dyn Write,
-) -> Result<u64, RenderError> {
+) -> Result<u64, RenderError<E>> {
     if format == QueryFormat::Table {
         writeln!(out, "{}", table_row(&TABLE_HEADER.map(String::from))).map_err(RenderError::Write)?;
     }
