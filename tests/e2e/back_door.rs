@@ -18,6 +18,8 @@ use tollgate_e2e::protected::ProtectedServer;
 mod assertion;
 #[path = "back_door/cimd.rs"]
 mod cimd;
+#[path = "back_door/elicit.rs"]
+mod elicit;
 #[path = "back_door/modern.rs"]
 mod modern;
 #[path = "back_door/policy.rs"]

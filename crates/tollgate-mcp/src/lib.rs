@@ -20,6 +20,7 @@ mod classify;
 mod completion;
 mod error;
 pub mod headers;
+mod initialize;
 mod jsonrpc;
 pub mod params;
 mod scan;
@@ -35,6 +36,7 @@ pub use classify::{
 pub use completion::{CompletionRef, completion_ref};
 pub use error::{McpError, Result};
 pub use headers::{StandardHeaders, decode_header_value, encode_header_value};
+pub use initialize::declares_url_elicitation;
 pub use jsonrpc::{RequestId, error_body, result_body};
 pub use params::{ParamHeader, ParamKind, check_params, param_headers, tool_arguments};
 pub use scan::{Message, MessageKind, Scanned, scan};

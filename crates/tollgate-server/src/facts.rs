@@ -208,6 +208,8 @@ pub(crate) struct Facts {
     pub(crate) budget: Option<BudgetNote>,
     /// The caller's own upstream grant the call goes with (`user_oauth`).
     pub(crate) upstream_grant: Option<Arc<tollgate_core::UpstreamGrantNote>>,
+    /// The legacy session's client declared URL-mode elicitation.
+    pub(crate) elicits_url: bool,
 }
 
 impl Facts {
@@ -233,6 +235,7 @@ impl Facts {
             limited: None,
             budget: None,
             upstream_grant: None,
+            elicits_url: false,
         })
     }
 

@@ -8,6 +8,7 @@ pub(crate) mod budget;
 pub(crate) mod classify;
 pub(crate) mod connection;
 pub(crate) mod credential;
+pub(crate) mod elicit;
 pub(crate) mod forward;
 pub(crate) mod gate;
 pub(crate) mod identify;

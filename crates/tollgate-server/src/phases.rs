@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! admit → route → classify → authenticate → identify → tasks → gate
-//!       → connection → authorize → limit → budget → credential → forward
-//!       → respond
+//!       → connection → authorize → limit → budget → credential (→ elicit)
+//!       → forward → respond
 //! ```
 //!
 //! `admit` and `route` run in the front service (`front`) for every
@@ -35,6 +35,7 @@ use crate::phase::authorize::authorize;
 use crate::phase::classify::classify;
 use crate::phase::connection::connection;
 use crate::phase::credential::credential;
+use crate::phase::elicit;
 use crate::phase::forward::forward;
 use crate::phase::gate::gate;
 use crate::phase::identify::identify;
@@ -100,11 +101,16 @@ async fn governed(
     body: Body,
     route_handles: bool,
 ) -> Result<Response, Stop> {
+    let identified = elicit::take_answers(identified)?;
     let gated = gate(route, identified, &parts.headers)?;
     let gated = connection(route, gated).await?;
     let authorized = authorize(route, gated)?;
     let limited = limit(route, authorized).await?;
-    let credentialed = credential(route, limited, &parts).await?;
+    let credentialed = match credential(route, limited, &parts).await {
+        Ok(c) => c,
+        Err(stop) if stop.rejection.elicit.is_some() => return Ok(elicit::ask(route, stop, parts, body)),
+        Err(stop) => return Err(stop),
+    };
     let sealing = route_handles.then(|| tasks::sealing(route, &credentialed)).flatten();
     let (forwarded, res) = forward(route, credentialed, parts, body).await?;
     let res = match sealing {

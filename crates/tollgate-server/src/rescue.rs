@@ -97,6 +97,25 @@ pub(crate) struct Rejection {
     /// Answered with this JSON-RPC result instead of an error: the MRTR
     /// `input_required` result a 2026-07-28 client retries from.
     pub(crate) result: Option<Box<Value>>,
+    /// A legacy client that takes URL-mode elicitation is asked on the
+    /// call's own stream instead (`elicit`): the error is not sent.
+    pub(crate) elicit: Option<Box<UrlElicitation>>,
+    /// The gateway took the message itself (a client's answer to the
+    /// gateway's own request): `202`, no body.
+    pub(crate) accepted: bool,
+}
+
+/// A URL-mode elicitation the gateway sends a client itself.
+#[derive(Debug, Clone)]
+pub(crate) struct UrlElicitation {
+    /// Its id (`elicitationId`).
+    pub(crate) id: String,
+    /// Where the user goes.
+    pub(crate) url: String,
+    /// What the client shows.
+    pub(crate) message: String,
+    /// The route whose grant it asks for.
+    pub(crate) server: String,
 }
 
 impl ElementRejection {
@@ -129,6 +148,8 @@ impl Rejection {
             retry_after,
             batch: None,
             result: None,
+            elicit: None,
+            accepted: false,
         }
     }
 
@@ -157,7 +178,7 @@ impl Rejection {
     /// The JSON-RPC code answered to the element at `index` (none when
     /// the answer is a result).
     pub(crate) fn code_of(&self, index: usize) -> Option<i64> {
-        if self.result.is_some() {
+        if self.result.is_some() || self.accepted {
             return None;
         }
         match &self.batch {
@@ -179,6 +200,11 @@ impl From<McpError> for Rejection {
 
 /// The response for a rejection.
 pub(crate) fn render(r: &Rejection) -> Response {
+    if r.accepted {
+        let mut res = Response::new(Body::empty());
+        *res.status_mut() = StatusCode::ACCEPTED;
+        return res;
+    }
     let (status, code) = status_and_code(r.kind);
     let body = match (&r.batch, &r.result) {
         (Some(elements), _) => batch_body(elements),

@@ -159,7 +159,7 @@ pub(crate) fn finish(
             .map(|r| r.kind)
             .or(sent.cut.then_some(tollgate_core::ErrorKind::UpstreamUnavailable)),
         rpc_error: rejection
-            .filter(|r| r.result.is_none())
+            .filter(|r| r.result.is_none() && !r.accepted)
             .map(|r| crate::rescue::rpc_code(r.kind)),
         bytes_out: sent.bytes,
         tokens: ledger.estimator.estimate(sent.bytes),

@@ -46,6 +46,9 @@ pub struct SessionClaims {
     pub subject: String,
     /// The upstream's own session id.
     pub upstream_id: String,
+    /// The client declared URL-mode elicitation at `initialize`: the
+    /// gateway may send it `elicitation/create` requests of its own.
+    pub elicits_url: bool,
 }
 
 impl SessionClaims {
@@ -112,6 +115,7 @@ mod tests {
 
     fn claims(route: &str) -> SessionClaims {
         SessionClaims {
+            elicits_url: false,
             route: route.into(),
             issuer: ISS.into(),
             subject: "alice".into(),
@@ -138,6 +142,22 @@ mod tests {
         // The same subject at another issuer is another principal.
         let other = owner("a", "https://other.example", "alice");
         assert_eq!(s.unseal(&id, other), Err(SessionError::Foreign));
+    }
+
+    #[test]
+    fn the_url_elicitation_flag_is_the_kind_of_id_and_cannot_be_forged() {
+        let s = sealer(7);
+        let flagged = SessionClaims {
+            elicits_url: true,
+            ..claims("a")
+        };
+        let id = s.seal(&flagged).unwrap();
+        assert!(id.starts_with("tg1e."));
+        assert_eq!(s.unseal(&id, owner("a", ISS, "alice")).unwrap(), flagged);
+        // Renaming an id's kind does not move its flag: the AAD differs.
+        let plain = s.seal(&claims("a")).unwrap();
+        let renamed = plain.replacen("tg1.", "tg1e.", 1);
+        assert_eq!(s.unseal(&renamed, owner("a", ISS, "alice")), Err(SessionError::Invalid));
     }
 
     #[test]

@@ -36,6 +36,13 @@ const SESSION: Kind = Kind {
     aad: b"tollgate-session-v2",
 };
 
+/// A session id whose client declared URL-mode elicitation: the kind
+/// itself is the flag, so ids of the other kind open as before.
+const SESSION_ELICITS: Kind = Kind {
+    prefix: "tg1e.",
+    aad: b"tollgate-session-v2-elicits-url",
+};
+
 const TASK: Kind = Kind {
     prefix: "tgt1.",
     aad: b"tollgate-task-v1",
@@ -113,7 +120,8 @@ impl Sealer {
         let plain = plaintext(expiry, claims.owner(), &[], &claims.upstream_id)?;
         let mut nonce = [0u8; NONCE_LEN];
         self.rng.fill(&mut nonce)?;
-        self.seal_plain(&SESSION, nonce, plain)
+        let kind = if claims.elicits_url { &SESSION_ELICITS } else { &SESSION };
+        self.seal_plain(kind, nonce, plain)
     }
 
     /// Open a session id presented on `owner.route` by `owner`'s principal.
@@ -122,12 +130,15 @@ impl Sealer {
     ///
     /// [`SessionError`] when the id is forged, expired or foreign.
     pub fn unseal(&self, token: &str, owner: Owner<'_>) -> Result<SessionClaims, SessionError> {
-        let (_, upstream_id) = self.open_kind(&SESSION, token, owner, 0)?;
+        let elicits_url = token.starts_with(SESSION_ELICITS.prefix);
+        let kind = if elicits_url { &SESSION_ELICITS } else { &SESSION };
+        let (_, upstream_id) = self.open_kind(kind, token, owner, 0)?;
         Ok(SessionClaims {
             route: owner.route.to_owned(),
             issuer: owner.issuer.to_owned(),
             subject: owner.subject.to_owned(),
             upstream_id,
+            elicits_url,
         })
     }
 

@@ -17,7 +17,7 @@ use tollgate_mcp::headers::SESSION_ID;
 use tollgate_session::SessionError;
 use tollgate_vault::Access;
 
-use crate::rescue::Rejection;
+use crate::rescue::{Rejection, UrlElicitation};
 use crate::route::Route;
 use crate::stage::{Credentialed, Limited, Outbound, Stage, Stop};
 use crate::task_handle::owner;
@@ -30,24 +30,35 @@ use crate::task_handle::owner;
 /// (`session_not_found`, 404), or whose upstream credential is
 /// unavailable (the broker's class, 502 or 503).
 pub(crate) async fn credential(route: &Route, limited: Limited, parts: &Parts) -> Result<Credentialed, Stop> {
-    let outbound = outbound(route, &limited, parts).await;
+    let session = match limited.call.era {
+        Era::Legacy => unseal(route, parts, limited.principal()).map_err(|r| r.with_id(limited.first_id())),
+        Era::Modern => Ok(None),
+    };
+    let (mut limited, session) = limited.check(session)?;
+    let (session, elicits_url) = session.map_or((None, false), |(id, flag)| (Some(id), flag));
+    limited.authorized.gated.identified.facts.elicits_url = elicits_url;
+    let outbound = outbound(route, &limited, parts, session).await;
     let (mut limited, outbound) = limited.check(outbound)?;
     limited.authorized.gated.identified.facts.upstream_grant = outbound.grant.clone();
     Ok(Credentialed { limited, outbound })
 }
 
-/// The session and credential the call goes upstream with.
-async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Outbound, Rejection> {
+/// The credential the call goes upstream with, in `session`.
+async fn outbound(
+    route: &Route,
+    limited: &Limited,
+    parts: &Parts,
+    session: Option<HeaderValue>,
+) -> Result<Outbound, Rejection> {
     let id = limited.first_id();
-    let session = if limited.call.era == Era::Legacy {
-        unseal(route, parts, limited.principal()).map_err(|r| r.with_id(id.clone()))?
-    } else {
-        None
-    };
     if let Some(vault) = route.shared.vault.as_ref().filter(|v| v.serves(&route.name)) {
-        let asks_input =
-            limited.call.era == Era::Modern && limited.messages().first().is_some_and(|m| mrtr_method(&m.method));
-        let (credential, grant) = user_grant(vault, &route.name, limited.principal(), asks_input)
+        let first = limited.messages().first();
+        let ask = match limited.call.era {
+            Era::Modern if first.is_some_and(|m| mrtr_method(&m.method)) => Ask::InputRequired,
+            Era::Legacy if limited.facts.elicits_url && first.is_some_and(|m| m.id.is_some()) => Ask::Elicit,
+            _ => Ask::Error,
+        };
+        let (credential, grant) = user_grant(vault, &route.name, limited.principal(), ask)
             .await
             .map_err(|r| r.with_id(id))?;
         return Ok(Outbound {
@@ -81,6 +92,18 @@ async fn outbound(route: &Route, limited: &Limited, parts: &Parts) -> Result<Out
     })
 }
 
+/// How a caller without a grant is asked to connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// The `-32042` error.
+    Error,
+    /// An MRTR `input_required` result (2026-07-28).
+    InputRequired,
+    /// An `elicitation/create` request on the call's stream (a legacy
+    /// client that declared URL-mode elicitation).
+    Elicit,
+}
+
 /// Whether a 2026-07-28 client can be answered with an MRTR
 /// `input_required` result for this method.
 fn mrtr_method(method: &str) -> bool {
@@ -89,14 +112,12 @@ fn mrtr_method(method: &str) -> bool {
 
 /// The caller's own grant at a `user_oauth` upstream; without one, the
 /// URL elicitation that sends them to connect (the call does not reach
-/// the upstream): an `input_required` result when `asks_input` (a
-/// 2026-07-28 `tools/call`, `prompts/get` or `resources/read`), else the
-/// `-32042` URL-elicitation-required error.
+/// the upstream) as `ask` says.
 async fn user_grant(
     vault: &tollgate_vault::Vault,
     server: &str,
     principal: Option<&Arc<Principal>>,
-    asks_input: bool,
+    ask: Ask,
 ) -> Result<(UpstreamCredential, Arc<UpstreamGrantNote>), Rejection> {
     let principal = principal.ok_or_else(|| Rejection::new(ErrorKind::Unauthenticated, "Unauthorized"))?;
     let access = Box::pin(vault.access(&principal.issuer, &principal.subject, server)).await;
@@ -119,7 +140,7 @@ async fn user_grant(
             };
             Ok((credential, Arc::new(note)))
         }
-        Ok(Access::Connect { url, id }) => Err(connect_answer(server, &url, &id, asks_input)),
+        Ok(Access::Connect { url, id }) => Err(connect_answer(server, &url, &id, ask)),
         Err(e) => {
             tracing::warn!(error = %e, server, "upstream grant unavailable");
             Err(Rejection::new(ErrorKind::AuthUnavailable, "Token vault unavailable"))
@@ -128,10 +149,18 @@ async fn user_grant(
 }
 
 /// The answer that sends the caller to `url` to connect `server`.
-fn connect_answer(server: &str, url: &str, id: &str, asks_input: bool) -> Rejection {
+fn connect_answer(server: &str, url: &str, id: &str, ask: Ask) -> Rejection {
     let message = format!("Connect {server} to continue: open the link, sign in and allow access.");
     let mut r = Rejection::new(ErrorKind::UrlElicitationRequired, message.clone());
-    if asks_input {
+    if ask == Ask::Elicit {
+        r.elicit = Some(Box::new(UrlElicitation {
+            id: id.to_owned(),
+            url: url.to_owned(),
+            message: message.clone(),
+            server: server.to_owned(),
+        }));
+    }
+    if ask == Ask::InputRequired {
         // 2026-07-28 has no elicitation id: the retry itself tells.
         let request = serde_json::json!({"method": "elicitation/create", "params": {
             "mode": "url", "url": url, "message": message,
@@ -149,8 +178,13 @@ fn connect_answer(server: &str, url: &str, id: &str, asks_input: bool) -> Reject
     r
 }
 
-/// The upstream session id behind the client's sealed one.
-fn unseal(route: &Route, parts: &Parts, principal: Option<&Arc<Principal>>) -> Result<Option<HeaderValue>, Rejection> {
+/// The upstream session id behind the client's sealed one, and whether
+/// its client declared URL-mode elicitation.
+fn unseal(
+    route: &Route,
+    parts: &Parts,
+    principal: Option<&Arc<Principal>>,
+) -> Result<Option<(HeaderValue, bool)>, Rejection> {
     let Some(sealed) = parts.headers.get(&SESSION_ID) else {
         return Ok(None);
     };
@@ -165,6 +199,6 @@ fn unseal(route: &Route, parts: &Parts, principal: Option<&Arc<Principal>>) -> R
         .unseal(sealed.trim(), owner(&route.name, principal))
         .map_err(not_found)?;
     HeaderValue::from_str(&claims.upstream_id)
-        .map(Some)
+        .map(|id| Some((id, claims.elicits_url)))
         .map_err(|_| not_found(SessionError::Invalid))
 }

@@ -87,11 +87,22 @@ fn seal(route: &Route, call: &Forwarded, mut res: Response) -> Result<Response, 
     let invalid = || Rejection::new(ErrorKind::UpstreamUnavailable, "Upstream sent an invalid session id");
     let upstream_id = upstream_id.to_str().map_err(|_| invalid())?;
     let owner = owner(&route.name, call.principal());
+    // Declared at `initialize`; kept by every later id of the session.
+    let elicits_url = match call.messages().first() {
+        Some(m) if m.method == "initialize" => call
+            .facts
+            .body
+            .bytes
+            .as_deref()
+            .is_some_and(tollgate_mcp::declares_url_elicitation),
+        _ => call.facts.elicits_url,
+    };
     let claims = SessionClaims {
         route: route.name.to_string(),
         issuer: owner.issuer.to_owned(),
         subject: owner.subject.to_owned(),
         upstream_id: upstream_id.to_owned(),
+        elicits_url,
     };
     let sealed = route
         .shared
@@ -105,7 +116,12 @@ fn seal(route: &Route, call: &Forwarded, mut res: Response) -> Result<Response, 
 }
 
 /// Meter the response body; the call finishes when it ends.
-fn metered(route: &Arc<Route>, facts: Box<Facts>, mut res: Response, rejection: Option<Rejection>) -> Response {
+pub(crate) fn metered(
+    route: &Arc<Route>,
+    facts: Box<Facts>,
+    mut res: Response,
+    rejection: Option<Rejection>,
+) -> Response {
     let family = facts.family();
     res.extensions_mut().insert(CallLabels {
         route: route.name.clone(),

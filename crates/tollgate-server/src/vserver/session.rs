@@ -155,6 +155,7 @@ pub(crate) async fn open(v: &Arc<VirtualRoute>, incoming: &Incoming, exposed: &E
     let version = version.or(requested).unwrap_or_else(|| "2025-06-18".to_owned());
     let owner = owner(&v.name, incoming.principal.as_ref());
     let claims = SessionClaims {
+        elicits_url: false,
         route: v.name.to_string(),
         issuer: owner.issuer.to_owned(),
         subject: owner.subject.to_owned(),
