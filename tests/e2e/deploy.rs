@@ -105,6 +105,41 @@ fn the_chart_copies_match_their_sources() {
 }
 
 #[test]
+fn console_routes_are_refused_without_the_console_or_its_path() {
+    for (sets, says) in [
+        (&["console.ingress.enabled=true"][..], "need console.enabled"),
+        (
+            &["console.enabled=true", "console.httpRoute.enabled=true"][..],
+            "console.url is required",
+        ),
+        (
+            &[
+                "console.enabled=true",
+                "console.url=https://ops.example.com/tollgate/console",
+                "console.ingress.enabled=true",
+            ][..],
+            "must end in the host and /console",
+        ),
+        (
+            &[
+                "console.enabled=true",
+                "console.url=https://ops.example.com/console",
+                "console.httpRoute.enabled=true",
+            ][..],
+            "parentRefs",
+        ),
+    ] {
+        let mut cmd = render::template_command(&ci_values("default-values.yaml"), render::MIN_KUBE);
+        for set in sets {
+            cmd.args(["--set", set]);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{sets:?}: {stderr}");
+    }
+}
+
+#[test]
 fn kubernetes_before_1_30_is_refused() {
     let out = render::template_command(&ci_values("default-values.yaml"), "1.29.0")
         .output()

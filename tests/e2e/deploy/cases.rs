@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::checks::{scrape_annotations, secret_ref};
+use super::kube::runbook_base;
 use super::render::{Rendered, ci_values, object_name, yaml_documents};
 use super::{Checked, check};
 
@@ -42,9 +43,17 @@ fn default_values_one_upstream_and_a_generated_session_key() {
         format!("tollgate:{}", app_version.as_str().unwrap())
     );
     assert_eq!(rendered.one("PodDisruptionBudget")["spec"]["maxUnavailable"], 1);
-    for kind in ["HorizontalPodAutoscaler", "ServiceMonitor", "PrometheusRule"] {
+    for kind in [
+        "HorizontalPodAutoscaler",
+        "ServiceMonitor",
+        "PrometheusRule",
+        "Ingress",
+        "HTTPRoute",
+        "NetworkPolicy",
+    ] {
         assert!(rendered.all(kind).is_empty(), "{kind} is off by default");
     }
+    assert!(!config.console.enabled, "the console is off by default");
     scrape_annotations(&rendered, "http");
     assert_eq!(
         ref_of(&rendered, "TOLLGATE_SESSION_KEY"),
@@ -85,6 +94,10 @@ fn full_values_every_feature_with_existing_secrets() {
     assert_eq!(rendered.one("PodDisruptionBudget")["spec"]["minAvailable"], 2);
     assert_eq!(names(&rendered.all("ServiceMonitor")), [object_name("")]);
     assert_eq!(names(&rendered.all("PrometheusRule")), [object_name("")]);
+    assert_eq!(
+        runbook_base(&rendered.one("PrometheusRule")["spec"]),
+        "https://docs.example.com/tollgate/operations.html"
+    );
     assert!(rendered.all("Secret").is_empty(), "every Secret exists already");
     for (var, secret, key) in [
         ("TOLLGATE_SESSION_KEY", "tollgate-session", "key"),
@@ -93,9 +106,12 @@ fn full_values_every_feature_with_existing_secrets() {
         ("GITHUB_TOKEN", "tollgate-upstreams", "github-token"),
         ("SEARCH_CLIENT_SECRET", "tollgate-upstreams", "search-client-secret"),
         ("TOLLGATE_REDIS_PASSWORD", "redis-auth", "password"),
+        ("TOLLGATE_CONSOLE_SECRET", "tollgate-console-oidc", "secret"),
     ] {
         assert_eq!(ref_of(&rendered, var), pair(secret, key), "{var}");
     }
+    console(&rendered, config);
+    network_policy(&rendered);
     for (volume, secret) in [
         ("tls-public", "tollgate-public-tls"),
         ("tls-admin", "tollgate-admin-tls"),
@@ -109,6 +125,53 @@ fn full_values_every_feature_with_existing_secrets() {
         (&service["type"], &service["ports"][0]["port"]),
         (&json!("LoadBalancer"), &json!(443))
     );
+}
+
+/// Every console value reaches `[console]`, and the Ingress serves its URL.
+fn console(rendered: &Rendered, config: &tollgate_config::Config) {
+    let c = &config.console;
+    assert!(c.enabled);
+    assert_eq!(
+        c.url.as_ref().map(|u| u.as_str()),
+        Some("https://tollgate-console.example.com/console")
+    );
+    assert_eq!(c.issuer.as_deref(), Some("https://sso.example.com/realms/acme"));
+    assert_eq!(c.audiences, ["api://tollgate-console"]);
+    assert_eq!(c.client_id, "tollgate-console");
+    assert!(c.client_secret.is_some());
+    assert_eq!(c.scopes, ["openid", "profile"]);
+    assert_eq!(c.session_ttl.as_secs(), 4 * 3600);
+    let r = &c.roles;
+    assert_eq!(
+        [&r.viewer, &r.auditor, &r.approver, &r.admin].map(|g| g.join(",")),
+        ["*", "security", "platform", "platform-admins"]
+    );
+    let ingress = rendered.one("Ingress");
+    assert_eq!(ingress["metadata"]["name"], object_name("console"));
+    assert_eq!(ingress["spec"]["ingressClassName"], "nginx");
+    assert_eq!(ingress["spec"]["tls"][0]["secretName"], "tollgate-console-tls");
+    assert_eq!(
+        ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/backend-protocol"],
+        "HTTPS"
+    );
+    assert!(rendered.all("HTTPRoute").is_empty());
+}
+
+/// The MCP port open to all, the admin port to the peers named only.
+fn network_policy(rendered: &Rendered) {
+    let policy = rendered.one("NetworkPolicy");
+    let spec = &policy["spec"];
+    assert_eq!(
+        spec["podSelector"]["matchLabels"],
+        rendered.one("Deployment")["spec"]["selector"]["matchLabels"]
+    );
+    assert_eq!(spec["policyTypes"], json!(["Ingress"]));
+    let rules = spec["ingress"].as_array().unwrap();
+    assert_eq!(rules.len(), 2);
+    assert_eq!(rules[0], json!({"ports": [{"port": "mcp", "protocol": "TCP"}]}));
+    assert_eq!(rules[1]["ports"], json!([{"port": "admin", "protocol": "TCP"}]));
+    let peers = rules[1]["from"].as_array().unwrap();
+    assert_eq!(peers.len(), 2, "Prometheus and the ingress controller");
 }
 
 fn autoscaling(rendered: &Rendered) {
@@ -153,6 +216,7 @@ fn config_values_a_whole_file_with_the_charts_secrets() {
         ("TOLLGATE_ADMIN_TOKEN", &values["admin"]["token"]),
         ("GITHUB_TOKEN", &values["credentials"]["values"]["github-token"]),
         ("TOLLGATE_REDIS_PASSWORD", &values["redis"]["password"]),
+        ("TOLLGATE_CONSOLE_SECRET", &values["console"]["clientSecret"]),
     ] {
         assert_eq!(
             pod.env[var],
@@ -164,8 +228,17 @@ fn config_values_a_whole_file_with_the_charts_secrets() {
     secrets.sort();
     assert_eq!(
         secrets,
-        ["admin-token", "credentials", "redis", "session"].map(object_name)
+        ["admin-token", "console", "credentials", "redis", "session"].map(object_name)
     );
+    assert!(config.console.enabled && config.console.client_secret.is_some());
+    let route = rendered.one("HTTPRoute");
+    assert_eq!(route["metadata"]["name"], object_name("console"));
+    assert_eq!(route["spec"]["hostnames"], json!(["tollgate.example.com"]));
+    assert_eq!(
+        route["spec"]["parentRefs"],
+        json!([{"name": "public", "namespace": "gateway-system", "sectionName": "https"}])
+    );
+    assert!(rendered.all("Ingress").is_empty());
     let schema = rendered.entry("ConfigMap", &object_name("policies"), "schema.cedarschema");
     let shipped = std::fs::read(tollgate_e2e::repo_root().join("policies/schema.cedarschema")).unwrap();
     assert_eq!(schema, Some(shipped), "the schema of this Tollgate joins the policies");

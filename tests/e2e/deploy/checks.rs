@@ -116,6 +116,46 @@ pub(crate) fn against_config(rendered: &Rendered, pod: &Pod, loaded: &Loaded) {
         assert!(mount.writable, "{}: the audit directory is read-only", dir.display());
     }
     secrets_kept_out_of_config_maps(rendered, pod);
+    console_routes(rendered, loaded);
+}
+
+/// An Ingress or HTTPRoute for the console routes the host of the
+/// configuration's `[console] url`, and its path, to the admin port.
+fn console_routes(rendered: &Rendered, loaded: &Loaded) {
+    let console = &loaded.config.console;
+    let ingresses = rendered.all("Ingress");
+    let routes = rendered.all("HTTPRoute");
+    if ingresses.is_empty() && routes.is_empty() {
+        return;
+    }
+    assert!(console.enabled, "a route to a console that is off");
+    let url = console.url.as_ref().expect("[console] url, the host routed");
+    let host = url.host_str().unwrap();
+    assert_eq!(url.path().trim_end_matches('/'), "/console");
+    for ingress in ingresses {
+        let rules = ingress["spec"]["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0]["host"], host);
+        let paths = rules[0]["http"]["paths"].as_array().unwrap();
+        assert_eq!(paths.len(), 1, "only the console leaves the cluster");
+        assert_eq!(
+            (&paths[0]["path"], &paths[0]["pathType"]),
+            (&"/console".into(), &"Prefix".into())
+        );
+        let admin = rendered
+            .all("Service")
+            .into_iter()
+            .find(|s| s["spec"]["ports"][0]["name"] == "admin");
+        let backend = &paths[0]["backend"]["service"];
+        assert_eq!(backend["name"], admin.unwrap()["metadata"]["name"]);
+        assert_eq!(backend["port"]["name"], "admin");
+        for tls in ingress["spec"]["tls"].as_array().into_iter().flatten() {
+            assert_eq!(tls["hosts"], serde_json::json!([host]));
+        }
+    }
+    for route in routes {
+        assert_eq!(route["spec"]["hostnames"], serde_json::json!([host]));
+    }
 }
 
 /// SIGKILL comes after the preStop sleep and the whole `[shutdown] grace`.

@@ -35,6 +35,7 @@ worker_threads = {{ int . }}
 {{- include "tollgate.config.policy" . }}
 {{- include "tollgate.config.catalog" . }}
 {{- include "tollgate.config.redis" . }}
+{{- include "tollgate.config.console" . }}
 {{- range .Values.servers }}
 
 {{ include "tollgate.config.server" . }}
@@ -141,6 +142,41 @@ key_prefix = {{ toJson . }}
 {{- $tls = concat $tls (list "cert = \"../redis-tls/tls.crt\"" "key = \"../redis-tls/tls.key\"") }}
 {{- end }}
 tls = { {{ join ", " $tls }} }
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "tollgate.config.console" -}}
+{{- $c := .Values.console }}
+{{- if $c.enabled }}
+
+[console]
+enabled = true
+{{- with $c.url }}
+url = {{ toJson . }}
+{{- end }}
+{{- with $c.issuer }}
+issuer = {{ toJson . }}
+{{- end }}
+{{- with $c.audiences }}
+audiences = {{ include "tollgate.toml.value" . }}
+{{- end }}
+client_id = {{ toJson $c.clientId }}
+{{- if include "tollgate.consoleSecret" . }}
+client_secret = { env = "TOLLGATE_CONSOLE_SECRET" }
+{{- end }}
+{{- with $c.scopes }}
+scopes = {{ include "tollgate.toml.value" . }}
+{{- end }}
+{{- with $c.sessionTtl }}
+session_ttl = {{ toJson . }}
+{{- end }}
+
+[console.roles]
+{{- range $role := list "viewer" "auditor" "approver" "admin" }}
+{{- with get $c.roles $role }}
+{{ $role }} = {{ include "tollgate.toml.value" . }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

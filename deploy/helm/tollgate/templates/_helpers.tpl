@@ -75,6 +75,32 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- .Values.redis.existingSecret | default (printf "%s-redis" (include "tollgate.fullname" .)) }}
 {{- end }}
 
+{{- define "tollgate.consoleSecretName" -}}
+{{- .Values.console.existingSecret | default (printf "%s-console" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{/* Whether the console has a client secret, from the values or an existing Secret. */}}
+{{- define "tollgate.consoleSecret" -}}
+{{- if and .Values.console.enabled (or .Values.console.clientSecret .Values.console.existingSecret) }}true{{ end }}
+{{- end }}
+
+{{/*
+The console's public host, from console.url, for its Ingress or HTTPRoute;
+they route /console, where the gateway serves it, so the URL's path must
+be /console.
+*/}}
+{{- define "tollgate.consoleHost" -}}
+{{- $c := .Values.console }}
+{{- if not $c.enabled }}
+{{- fail "console.ingress and console.httpRoute need console.enabled" }}
+{{- end }}
+{{- $url := urlParse (required "console.url is required with console.ingress or console.httpRoute" $c.url) }}
+{{- if ne (trimSuffix "/" $url.path) "/console" }}
+{{- fail "console.url must end in the host and /console (e.g. https://tollgate.example.com/console) for console.ingress or console.httpRoute, which route /console" }}
+{{- end }}
+{{- $url.hostname }}
+{{- end }}
+
 {{/* Whether Redis has a password, from the values or an existing Secret. */}}
 {{- define "tollgate.redisPassword" -}}
 {{- if and .Values.redis.enabled (or .Values.redis.password .Values.redis.existingSecret) }}true{{ end }}

@@ -29,6 +29,13 @@
     secretKeyRef:
       name: {{ include "tollgate.adminSecretName" . }}
       key: {{ ternary .Values.admin.existingSecretKey "admin-token" (ne .Values.admin.existingSecret "") }}
+{{- if include "tollgate.consoleSecret" . }}
+- name: TOLLGATE_CONSOLE_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tollgate.consoleSecretName" . }}
+      key: {{ ternary .Values.console.existingSecretKey "client-secret" (ne .Values.console.existingSecret "") }}
+{{- end }}
 {{- range $var, $key := .Values.credentials.env }}
 - name: {{ $var }}
   valueFrom:
