@@ -71,19 +71,18 @@ impl std::fmt::Debug for NotesServer {
     }
 }
 
-/// The caller of this request, with `scope` among their token's scopes.
-fn caller(parts: &Parts, scope: Option<&str>) -> Result<Caller, CallToolResult> {
-    let Some(caller) = parts.extensions.get::<Caller>() else {
-        return Err(CallToolResult::error(vec![ContentBlock::text("no access token")]));
-    };
+/// The caller of this request, with `scope` among their token's scopes;
+/// the tool's error answer otherwise.
+fn caller(parts: &Parts, scope: Option<&str>) -> Result<Caller, String> {
+    let caller = parts.extensions.get::<Caller>().ok_or("no access token")?;
     match scope {
-        Some(scope) if !caller.scopes.iter().any(|s| s == scope) => {
-            Err(CallToolResult::error(vec![ContentBlock::text(format!(
-                "this grant lacks the {scope} scope"
-            ))]))
-        }
+        Some(scope) if !caller.scopes.iter().any(|s| s == scope) => Err(format!("this grant lacks the {scope} scope")),
         _ => Ok(caller.clone()),
     }
+}
+
+fn refused(why: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(why)])
 }
 
 #[tool_router(vis = "pub(crate)")]
@@ -96,7 +95,7 @@ impl NotesServer {
     async fn whoami(&self, Extension(parts): Extension<Parts>) -> CallToolResult {
         match caller(&parts, None) {
             Ok(c) => CallToolResult::structured(json!({"user": c.user, "scopes": c.scopes})),
-            Err(refusal) => refusal,
+            Err(why) => refused(why),
         }
     }
 
@@ -117,16 +116,14 @@ impl NotesServer {
     ) -> CallToolResult {
         let c = match caller(&parts, Some("notes:write")) {
             Ok(c) => c,
-            Err(refusal) => return refusal,
+            Err(why) => return refused(why),
         };
         if args.text.chars().count() > MAX_NOTE_CHARS {
-            return CallToolResult::error(vec![ContentBlock::text(format!(
-                "a note holds at most {MAX_NOTE_CHARS} characters"
-            ))]);
+            return refused(format!("a note holds at most {MAX_NOTE_CHARS} characters"));
         }
         let mut notes = self.notebook.entry(c.user.clone()).or_default();
         if notes.len() >= MAX_NOTES {
-            return CallToolResult::error(vec![ContentBlock::text(format!("at most {MAX_NOTES} notes each"))]);
+            return refused(format!("at most {MAX_NOTES} notes each"));
         }
         notes.push(args.text);
         tracing::info!(user = %c.user, notes = notes.len(), "notes: note added");
@@ -145,7 +142,7 @@ impl NotesServer {
     async fn list_notes(&self, Extension(parts): Extension<Parts>) -> CallToolResult {
         let c = match caller(&parts, Some("notes:read")) {
             Ok(c) => c,
-            Err(refusal) => return refusal,
+            Err(why) => return refused(why),
         };
         let notes = self.notebook.get(&c.user).map(|n| n.clone()).unwrap_or_default();
         CallToolResult::structured(json!({"user": c.user, "notes": notes}))
