@@ -4,8 +4,9 @@
 //! spread round-robin arrive in the store exactly once, on the replica
 //! that answered them; a store stopped under calls fails and slows none of
 //! them, and every answered call's record arrives once it is back, none
-//! twice; a schema from a newer Tollgate refuses the start; and the CLI's
-//! `--store` answers equal the files' (`cli`).
+//! twice; a replica started while the store is down serves, and ships
+//! once the store is up; a schema from a newer Tollgate refuses the
+//! start; and the CLI's `--store` answers equal the files' (`cli`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -281,4 +282,41 @@ async fn a_store_migrated_by_a_newer_tollgate_refuses_the_start_with_the_reason(
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("schema is at version 99"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_started_while_the_store_is_down_serves_and_ships_once_it_is_up() {
+    let (mut pg, demo, keys) = (
+        PostgresServer::start().await,
+        Demo::spawn().await,
+        tempfile::tempdir().unwrap(),
+    );
+    pg.stop().await;
+    let gws = fleet(1, &demo, &pg, &keys).await;
+    let token = gws[0].mint("alice", &["--team", "payments"]).await;
+    let mut sent = HashMap::new();
+    for id in 0..5u64 {
+        let ex = call(&gws[0], &token, id).await;
+        assert_eq!(ex.status, 200, "{}", String::from_utf8_lossy(&ex.body));
+        sent.insert(ex.request_id, "r1".to_owned());
+    }
+    let detail = gws[0].ready_detail().await;
+    assert_eq!(detail["ready"], true, "{detail:#}");
+    assert_eq!(detail["fleet_store"]["shipping"], "waiting", "{detail:#}");
+    assert_eq!(
+        try_metric(&gws[0].metrics().await, "tollgate_store_ship_healthy", &[]),
+        Some(0.0)
+    );
+
+    // Once the store is up, the schema is created and the calls arrive.
+    pg.start_again().await;
+    for _ in 0..600 {
+        if pg.psql("SELECT to_regclass('audit_records') IS NOT NULL").await == "t" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pg.psql("SELECT max(version) FROM schema_migrations").await, "1");
+    let stored = wait_stored(&pg, &sent).await;
+    assert_exactly_once(&sent, &stored);
 }
