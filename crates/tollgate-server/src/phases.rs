@@ -57,6 +57,11 @@ pub(crate) async fn call(route: &Arc<Route>, req: Request<Body>) -> Response {
     outcome.await.unwrap_or_else(|stop| refuse(route, stop))
 }
 
+/// Serve a call again from the top (`elicit`, once its caller connected).
+fn again(route: Arc<Route>, req: Request<Body>) -> futures_util::future::BoxFuture<'static, Response> {
+    Box::pin(async move { call(&route, req).await })
+}
+
 /// Serve a request a virtual server makes to its member `route` for a
 /// caller it authenticated (`initialize`, notifications, a client's
 /// answer, GET streams and session ends, fanned out to its members).
@@ -108,7 +113,7 @@ async fn governed(
     let limited = limit(route, authorized).await?;
     let credentialed = match credential(route, limited, &parts).await {
         Ok(c) => c,
-        Err(stop) if stop.rejection.elicit.is_some() => return Ok(elicit::ask(route, stop, parts, body)),
+        Err(stop) if stop.rejection.elicit.is_some() => return Ok(elicit::ask(route, stop, (parts, body), again)),
         Err(stop) => return Err(stop),
     };
     let sealing = route_handles.then(|| tasks::sealing(route, &credentialed)).flatten();

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::request::Parts;
 use http::{HeaderValue, Request};
@@ -42,10 +43,14 @@ const MAX_ANSWER: usize = 16 << 20;
 
 type Tx = mpsc::Sender<Bytes>;
 
+/// How a call is served again from the top of the request path (the
+/// request path's own entry, handed in: this phase does not name it).
+pub(crate) type ServeAgain = fn(Arc<Route>, Request<Body>) -> BoxFuture<'static, Response>;
+
 /// The answer to `stop` (a call whose caller is asked to connect by an
 /// `elicitation/create` request): an SSE stream, recorded as the call's
 /// answer, that serves the call once the user has connected.
-pub(crate) fn ask(route: &Arc<Route>, mut stop: Stop, parts: Parts, body: Body) -> Response {
+pub(crate) fn ask(route: &Arc<Route>, mut stop: Stop, (parts, body): (Parts, Body), again: ServeAgain) -> Response {
     let Some(elicit) = stop.rejection.elicit.take() else {
         return super::respond::refuse(route, stop);
     };
@@ -60,7 +65,13 @@ pub(crate) fn ask(route: &Arc<Route>, mut stop: Stop, parts: Parts, body: Body) 
     );
     // The channel is empty: the first event always fits.
     let _ = tx.try_send(first);
-    tokio::spawn(wait_then_serve(Arc::clone(route), principal, elicit, (parts, body), tx));
+    tokio::spawn(wait_then_serve(
+        Arc::clone(route),
+        principal,
+        elicit,
+        (parts, body),
+        (tx, again),
+    ));
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
     });
@@ -83,7 +94,7 @@ async fn wait_then_serve(
     principal: Option<Arc<Principal>>,
     elicit: Box<UrlElicitation>,
     (parts, body): (Parts, Body),
-    tx: Tx,
+    (tx, again): (Tx, ServeAgain),
 ) {
     if !connected(&route, principal.as_deref(), &elicit, &tx).await {
         return;
@@ -96,11 +107,7 @@ async fn wait_then_serve(
     let Ok(bytes) = body.collect().await.map(http_body_util::Collected::to_bytes) else {
         return;
     };
-    let answer = Box::pin(crate::phases::call(
-        &route,
-        Request::from_parts(parts, Body::from(bytes)),
-    ))
-    .await;
+    let answer = again(route, Request::from_parts(parts, Body::from(bytes))).await;
     relay(answer, &tx).await;
 }
 
