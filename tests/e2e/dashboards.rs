@@ -21,13 +21,16 @@ use tollgate_e2e::children::{RedisServer, free_port, wait_for_port};
 use tollgate_e2e::{Demo, TestIssuer, get_json, http, repo_root};
 
 /// Everything the dashboard shows: a catalog gate in observe mode, a rate
-/// limit and a budget counted in Redis, and a route whose upstream is down.
+/// limit and a budget counted in Redis, a virtual server, and a route whose
+/// upstream is down.
 fn extra(redis: &RedisServer) -> String {
     format!(
         "[catalog]\nmode = \"observe\"\n\n\
          [limits.redis]\nurl = \"{}\"\n\n\
          [[limits.rules]]\nid = \"add-per-user\"\ntools = [\"add\"]\nrate = 1\nperiod = \"1m\"\n\n\
-         [[limits.budgets]]\nid = \"payments-daily\"\nper = \"team\"\nperiod = \"day\"\ntokens = 100000000\n",
+         [[limits.budgets]]\nid = \"payments-daily\"\nper = \"team\"\nperiod = \"day\"\ntokens = 100000000\n\n\
+         [[virtual_servers]]\nname = \"workbench\"\nauth = {{ scopes = [\"mcp:tools\"] }}\n\n\
+         [[virtual_servers.members]]\nserver = \"demo\"\n",
         redis.url()
     )
 }
@@ -104,6 +107,15 @@ impl Prometheus {
         res["data"]["result"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Each metric's type as the gateway's `# TYPE` lines declare it.
+    async fn metric_types(&self) -> std::collections::BTreeMap<String, String> {
+        let res = get_json(&format!("{}/api/v1/metadata", self.url)).await;
+        let data = res["data"].as_object().cloned().unwrap_or_default();
+        data.into_iter()
+            .map(|(name, entries)| (name, entries[0]["type"].as_str().unwrap().to_owned()))
+            .collect()
+    }
+
     /// The alerting rules as Prometheus loaded them.
     async fn rules(&self) -> Vec<Value> {
         let res = get_json(&format!("{}/api/v1/rules", self.url)).await;
@@ -115,15 +127,59 @@ impl Prometheus {
     }
 }
 
-/// Every panel query of the dashboard, with Grafana's rate interval filled in.
-fn dashboard_queries() -> Vec<(String, String)> {
+/// The dashboard's variables, each with the value Grafana gives it when
+/// "All" is selected (its `allValue`).
+const VARIABLES: [&str; 3] = ["instance", "route", "virtual_server"];
+
+/// deploy/grafana/tollgate.json.
+fn dashboard() -> Value {
     let text = std::fs::read_to_string(repo_root().join("deploy/grafana/tollgate.json")).unwrap();
-    let dashboard: Value = serde_json::from_str(&text).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every panel query of the dashboard as written (rows hold none).
+fn raw_queries() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for panel in dashboard["panels"].as_array().unwrap() {
-        for target in panel["targets"].as_array().unwrap() {
-            let expr = target["expr"].as_str().unwrap().replace("$__rate_interval", "20s");
+    for panel in dashboard()["panels"].as_array().unwrap() {
+        let targets = panel["targets"].as_array().cloned().unwrap_or_default();
+        assert!(
+            panel["type"] == "row" || !targets.is_empty(),
+            "{}: no query",
+            panel["title"]
+        );
+        for target in targets {
+            let expr = target["expr"].as_str().unwrap().to_owned();
             out.push((panel["title"].as_str().unwrap().to_owned(), expr));
+        }
+    }
+    out
+}
+
+/// Every panel query of the dashboard, with Grafana's rate interval and
+/// the variables' "All" filled in.
+fn dashboard_queries() -> Vec<(String, String)> {
+    raw_queries()
+        .into_iter()
+        .map(|(title, expr)| {
+            let mut expr = expr.replace("$__rate_interval", "20s");
+            for var in VARIABLES {
+                expr = expr.replace(&format!("${var}"), ".*");
+            }
+            (title, expr)
+        })
+        .collect()
+}
+
+/// The metrics `rate(`, `irate(` and `increase(` are applied to in `expr`.
+fn rated_metrics(expr: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for function in ["rate(", "increase("] {
+        for (at, _) in expr.match_indices(function) {
+            let rest = expr[at + function.len()..].trim_start();
+            let len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            out.insert(rest[..len].to_owned());
         }
     }
     out
@@ -189,6 +245,22 @@ async fn every_dashboard_query_and_alert_expression_finds_the_gateways_series() 
         }
     }
     assert!(empty.is_empty(), "panels without series:\n{}", empty.join("\n"));
+
+    let types = prometheus.metric_types().await;
+    for (title, expr) in dashboard_queries() {
+        for name in rated_metrics(&expr) {
+            let base = ["_bucket", "_count", "_sum"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s))
+                .filter(|b| types.get(*b).is_some_and(|t| t == "histogram"))
+                .unwrap_or(&name);
+            let kind = types.get(base).map(String::as_str);
+            assert!(
+                matches!(kind, Some("counter" | "histogram")),
+                "{title}: rate() of {name}, which the gateway exports as {kind:?}"
+            );
+        }
+    }
 
     let rules = prometheus.rules().await;
     assert_eq!(rules.len(), alert_rules().len(), "every alert rule loaded: {rules:#?}");
@@ -320,4 +392,86 @@ fn every_alert_has_a_unit_test_that_fires_it() {
         .map(|r| r["alert"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(fired, alerts, "tollgate-alerts.test.yml: a case that fires each alert");
+}
+
+/// docs/metrics.md's tables: each metric's labels.
+fn documented_labels() -> std::collections::BTreeMap<String, Vec<String>> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/metrics.md")).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 5 {
+            continue;
+        }
+        let Some(name) = cells[1].strip_prefix('`').and_then(|c| c.strip_suffix('`')) else {
+            continue;
+        };
+        if !["counter", "gauge", "histogram"].contains(&cells[2]) {
+            continue;
+        }
+        let labels = cells[3]
+            .split(',')
+            .filter_map(|l| l.trim().strip_prefix('`')?.strip_suffix('`'))
+            .map(str::to_owned)
+            .collect();
+        out.insert(name.to_owned(), labels);
+    }
+    out
+}
+
+#[test]
+fn the_dashboard_has_rows_stat_panels_and_filters_by_its_variables() {
+    let dashboard = dashboard();
+    let variables: Vec<&str> = dashboard["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["type"] == "query")
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(variables, VARIABLES);
+    for var in dashboard["templating"]["list"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(var["allValue"], ".*", "{}: All must match every series", var["name"]);
+    }
+    let panels = dashboard["panels"].as_array().unwrap();
+    assert_eq!(panels[0]["type"], "row", "every panel sits in a row");
+    let rows = panels.iter().filter(|p| p["type"] == "row").count();
+    let stats = panels.iter().filter(|p| p["type"] == "stat").count();
+    assert!(rows >= 6 && stats >= 6, "{rows} rows, {stats} stat panels");
+    let mut ids = BTreeSet::new();
+    let mut last_y = 0;
+    for panel in panels {
+        assert!(ids.insert(panel["id"].as_u64().unwrap()), "id {} twice", panel["id"]);
+        let y = panel["gridPos"]["y"].as_u64().unwrap();
+        assert!(y >= last_y, "{}: panels in reading order", panel["title"]);
+        last_y = y;
+    }
+    let labels = documented_labels();
+    for (title, expr) in raw_queries() {
+        let is_label = |name: &str| {
+            expr.match_indices(name)
+                .all(|(at, _)| expr[at + name.len()..].trim_start().starts_with(['=', '!']))
+        };
+        for name in metric_names(&expr).into_iter().filter(|n| !is_label(n)) {
+            let base = ["_bucket", "_count", "_sum"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s))
+                .filter(|b| labels.contains_key(*b))
+                .unwrap_or(&name);
+            let own = labels
+                .get(base)
+                .unwrap_or_else(|| panic!("{title}: {name} is not in docs/metrics.md"));
+            for var in VARIABLES {
+                let applies = var == "instance" || own.iter().any(|l| l == var);
+                let filter = format!("{var}=~\"${var}\"");
+                let every = expr.match_indices(name.as_str()).all(|(at, _)| {
+                    expr[at + name.len()..].starts_with('{') && {
+                        let selector = &expr[at..];
+                        selector[..selector.find('}').unwrap()].contains(&filter)
+                    }
+                });
+                assert!(!applies || every, "{title}: {name} is not filtered by ${var}");
+            }
+        }
+    }
 }
