@@ -16,6 +16,7 @@ mod authorization_server;
 mod console;
 mod rate_limits;
 mod store;
+mod unknown;
 mod vault;
 mod virtual_servers;
 
@@ -120,7 +121,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
             message,
         }
     };
-    let (root, config) = parse(text, &at).map_err(|e| ConfigErrors(vec![e]))?;
+    let (root, config) = parse(text, &at).map_err(ConfigErrors)?;
     let mut problems = Vec::new();
     validate(&config, &mut problems);
     let base = path.parent().unwrap_or(Path::new("."));
@@ -166,14 +167,25 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
 fn parse<'a>(
     text: &'a str,
     at: &dyn Fn(Option<std::ops::Range<usize>>, String, String) -> ConfigError,
-) -> Result<(toml::Spanned<DeTable<'a>>, Config), ConfigError> {
-    let root = DeTable::parse(text).map_err(|e| at(e.span(), String::new(), scrub(e.message())))?;
+) -> Result<(toml::Spanned<DeTable<'a>>, Config), Vec<ConfigError>> {
+    let root = DeTable::parse(text).map_err(|e| vec![at(e.span(), String::new(), scrub(e.message()))])?;
     let de = toml::Deserializer::from(root.clone());
     let config = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let inner = e.into_inner();
         let key = if key == "." { String::new() } else { key };
-        at(inner.span(), key, scrub(inner.message()))
+        let first = at(inner.span(), key, scrub(inner.message()));
+        // Every unknown key at once, with the nearest known one; the
+        // deserializer's own error when it is about something else.
+        let mut all: Vec<ConfigError> = unknown::unknown_keys(root.get_ref())
+            .into_iter()
+            .map(|(p, msg)| at(span_of(&root, &p), render(&p), msg))
+            .collect();
+        if !all.iter().any(|e| e.key.starts_with(&first.key)) {
+            all.push(first);
+        }
+        all.sort_by_key(|e| (e.line, e.column));
+        all
     })?;
     Ok((root, config))
 }
