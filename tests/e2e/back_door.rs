@@ -24,6 +24,8 @@ mod elicit;
 mod modern;
 #[path = "back_door/policy.rs"]
 mod policy;
+#[path = "back_door/revoked.rs"]
+mod revoked;
 #[path = "back_door/virtual_server.rs"]
 mod virtual_server;
 

@@ -34,7 +34,7 @@ use crate::phase::authenticate::authenticate;
 use crate::phase::authorize::authorize;
 use crate::phase::classify::classify;
 use crate::phase::connection::connection;
-use crate::phase::credential::credential;
+use crate::phase::credential::{credential, refused_grant};
 use crate::phase::elicit;
 use crate::phase::forward::forward;
 use crate::phase::gate::gate;
@@ -118,6 +118,7 @@ async fn governed(
     };
     let sealing = route_handles.then(|| tasks::sealing(route, &credentialed)).flatten();
     let (forwarded, res) = forward(route, credentialed, parts, body).await?;
+    let (forwarded, res) = refused_grant(route, forwarded, res).await?;
     let res = match sealing {
         Some(seal) => task_handle::seal_answer(seal, res).await,
         None => res,

@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use http::HeaderValue;
+use axum::response::Response;
 use http::request::Parts;
+use http::{HeaderValue, StatusCode};
 use tollgate_auth::{Caller, UpstreamCredential, bearer_token};
 use tollgate_core::{Classify, Era, ErrorKind, Principal, UpstreamGrantNote};
 use tollgate_mcp::headers::SESSION_ID;
@@ -19,7 +20,7 @@ use tollgate_vault::Access;
 
 use crate::rescue::{Rejection, UrlElicitation};
 use crate::route::Route;
-use crate::stage::{Credentialed, Limited, Outbound, Stage, Stop};
+use crate::stage::{Credentialed, Forwarded, Limited, Outbound, Stage, Stop};
 use crate::task_handle::owner;
 
 /// Open the session and get the upstream credential.
@@ -201,4 +202,49 @@ fn unseal(
     HeaderValue::from_str(&claims.upstream_id)
         .map(|id| Some((id, claims.elicits_url)))
         .map_err(|_| not_found(SessionError::Invalid))
+}
+
+/// After forward, on a route acting for each user: an upstream that
+/// refuses the caller's own token (`401`: revoked at the vendor, or the
+/// vendor forgot it) no longer has a grant the vault can use. The grant is
+/// forgotten and the caller is asked to connect again, as a call without
+/// one is; the upstream's own challenge, which names its authorization
+/// server, never reaches the client.
+///
+/// # Errors
+///
+/// The stop that asks the caller to connect again.
+pub(crate) async fn refused_grant(
+    route: &Route,
+    forwarded: Forwarded,
+    res: Response,
+) -> Result<(Forwarded, Response), Stop> {
+    let vault = route.shared.vault.as_ref().filter(|v| v.serves(&route.name));
+    let (Some(vault), Some(grant)) = (vault, forwarded.facts.upstream_grant.clone()) else {
+        return Ok((forwarded, res));
+    };
+    if res.status() != StatusCode::UNAUTHORIZED {
+        return Ok((forwarded, res));
+    }
+    drop(res);
+    tracing::warn!(server = %route.name, grant = %grant.id, "the upstream refused the caller's own token: grant forgotten");
+    if let Err(e) = vault.revoke(&grant.id, None).await {
+        tracing::warn!(error = %e, "the refused grant could not be forgotten");
+    }
+    let first = forwarded.messages().first();
+    let ask = match forwarded.call.era {
+        Era::Modern if first.is_some_and(|m| mrtr_method(&m.method)) => Ask::InputRequired,
+        _ => Ask::Error,
+    };
+    let id = forwarded.first_id();
+    let answer = user_grant(vault, &route.name, forwarded.principal(), ask).await;
+    let rejection = match answer {
+        Err(r) => r,
+        // Connected again meanwhile (another call): try again.
+        Ok(_) => Rejection::new(
+            ErrorKind::UpstreamUnavailable,
+            "Upstream refused the credential; try again",
+        ),
+    };
+    Err(forwarded.stop(rejection.with_id(id)))
 }
