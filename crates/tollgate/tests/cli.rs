@@ -78,12 +78,22 @@ fn validate_accepts_the_demo_and_schema_prints_json() {
     std::fs::create_dir_all(&dir).unwrap();
     let token = dir.join("admin-token");
     std::fs::write(&token, "a-demo-admin-token-for-this-test\n").unwrap();
+    // The vault key and Tollgate's secret at Notes, which `make run` writes too.
+    let vault_key = dir.join("vault-key");
+    std::fs::write(&vault_key, "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n").unwrap();
+    let notes_secret = dir.join("notes-secret");
+    std::fs::write(&notes_secret, "a-notes-secret-for-this-test\n").unwrap();
     let text = std::fs::read_to_string(demo).unwrap();
-    let copy = text.replace(
-        "\"../.tollgate/admin-token\"",
-        &format!("{:?}", token.display().to_string()),
-    );
-    assert_ne!(copy, text, "the demo's [admin] token file moved");
+    let mut copy = text.clone();
+    for (file, to) in [
+        ("admin-token", &token),
+        ("vault-key", &vault_key),
+        ("notes-secret", &notes_secret),
+    ] {
+        let from = format!("\"../.tollgate/{file}\"");
+        assert!(copy.contains(&from), "the demo's {file} moved");
+        copy = copy.replace(&from, &format!("{:?}", to.display().to_string()));
+    }
     let file = dir.join("demo.toml");
     std::fs::write(&file, copy).unwrap();
     let out = tollgate().args(["validate", "--config"]).arg(&file).output().unwrap();

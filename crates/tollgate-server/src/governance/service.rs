@@ -142,7 +142,8 @@ fn log_changes(route: &Route, lock: &Lock, previous: &Snapshot, next: &Snapshot)
 
 /// Sync the live catalogs of the configured servers, or of `only`, without
 /// a running gateway (`tollgate catalog diff` and `approve`): each result
-/// in configuration order.
+/// in configuration order. A server acting for each user (`user_oauth`,
+/// `id_jag`) is synced only when named.
 ///
 /// # Errors
 ///
@@ -155,11 +156,12 @@ pub async fn sync_configured(
     let broker = tollgate_auth::CredentialBroker::new(&crate::settings::broker(loaded))
         .map_err(|e| crate::GatewayError::Auth(e.to_string()))?;
     let mut out = Vec::new();
-    for server in config
-        .servers
-        .iter()
-        .filter(|s| only.is_none_or(|o| o == s.name.as_str()))
-    {
+    for server in config.servers.iter().filter(|s| match only {
+        Some(o) => o == s.name.as_str(),
+        // A server acting for each user lists per user: Tollgate has no
+        // credential of its own to list it with, so only when named.
+        None => s.credential.per_user().is_none(),
+    }) {
         let name = server.name.as_str();
         let base = loaded.path.parent().unwrap_or(std::path::Path::new("."));
         let upstream = crate::upstream::Upstream::from_config(server, &config.timeouts, 1, base)?;
