@@ -1,10 +1,12 @@
-//! The console's pages and assets: one HTML shell per page (filled with
-//! the page, the user and the CSRF token, every value escaped), whose
-//! scripts draw the page from the JSON API; assets are embedded in the
-//! binary at build time.
+//! The console's pages and assets: one HTML shell per page (an askama
+//! template, `templates/shell.html`, checked when the crate builds, filled
+//! with the page, the user and the CSRF token, every value escaped by the
+//! engine), whose scripts draw the page from the JSON API; assets are
+//! embedded in the binary at build time.
 
 use std::sync::Arc;
 
+use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -36,20 +38,34 @@ pub(crate) async fn page(State(s): State<Arc<Shared>>, headers: HeaderMap, uri: 
     let Some((_, page, title)) = PAGES.iter().find(|(p, _, _)| *p == uri.path()) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let shell = asset("shell.html").map(String::from_utf8_lossy).unwrap_or_default();
     let roles: Vec<&str> = caller.roles.iter().map(|r| r.as_str()).collect();
-    let html = shell
-        .replace("{{title}}", &escape(title))
-        .replace("{{page}}", &escape(page))
-        .replace("{{csrf}}", &escape(caller.csrf.as_deref().unwrap_or_default()))
-        .replace("{{user}}", &escape(&caller.subject))
-        .replace("{{roles}}", &escape(&roles.join(" ")));
-    Html(html).into_response()
+    let shell = Shell {
+        title,
+        page,
+        csrf: caller.csrf.as_deref().unwrap_or_default(),
+        user: &caller.subject,
+        roles: &roles.join(" "),
+    };
+    match shell.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// The page shell: what the page's scripts start from.
+#[derive(Template)]
+#[template(path = "shell.html")]
+struct Shell<'a> {
+    title: &'a str,
+    page: &'a str,
+    csrf: &'a str,
+    user: &'a str,
+    roles: &'a str,
 }
 
 /// `GET /console/assets/{path}`.
 pub(crate) async fn assets(Path(path): Path<String>) -> Response {
-    let Some(bytes) = asset(&path).filter(|_| path != "shell.html") else {
+    let Some(bytes) = asset(&path) else {
         return StatusCode::NOT_FOUND.into_response();
     };
     let kind = match path.rsplit('.').next() {
@@ -66,31 +82,24 @@ fn asset(path: &str) -> Option<&'static [u8]> {
     ASSETS.iter().find(|(p, _)| *p == path).map(|(_, b)| *b)
 }
 
-/// `text` with HTML's special characters escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_shell_and_scripts_are_embedded_and_values_escaped() {
-        for name in ["shell.html", "console.js", "console.css", "vendor/uplot.min.js"] {
+    fn the_scripts_are_embedded_and_shell_values_escaped() {
+        for name in ["console.js", "console.css", "vendor/uplot.min.js"] {
             assert!(asset(name).is_some(), "{name} embedded");
         }
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        let shell = Shell {
+            title: "Audit",
+            page: "audit",
+            csrf: "c\"1",
+            user: "<alice>",
+            roles: "admin",
+        };
+        let html = shell.render().unwrap();
+        assert!(html.contains("alice") && !html.contains("<alice>"), "{html}");
+        assert!(!html.contains("c\"1"), "{html}");
     }
 }

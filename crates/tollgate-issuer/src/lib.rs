@@ -46,7 +46,7 @@ pub use file_store::FileStore;
 pub use identity::{IdentitySettings, OidcSettings, form_encode};
 pub use jag::{AssertionSettings, ID_JAG_TYP};
 pub use keys::Keys;
-pub use pages::{escape, page};
+pub use pages::notice;
 pub use policy::RegistrationPolicy;
 pub use records::{ClientKind, ClientRecord, Grant, User};
 pub use redis_store::{RedisSettings, RedisStore};

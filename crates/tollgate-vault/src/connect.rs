@@ -16,7 +16,7 @@ use axum::routing::get;
 use http::header::SET_COOKIE;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
-use tollgate_issuer::{escape, page};
+use tollgate_issuer::notice;
 
 use crate::records::{CONNECT_TTL, Connect, ns};
 use crate::vault::Vault;
@@ -60,7 +60,7 @@ async fn client_document(State(v): State<Arc<Vault>>) -> Response {
 }
 
 fn refused(status: StatusCode, why: &str) -> Response {
-    page(status, "Not connected", &format!("<p>{}</p>", escape(why)))
+    notice(status, "Not connected", &[why.to_owned()])
 }
 
 #[derive(Debug, Deserialize)]
@@ -147,16 +147,15 @@ async fn by_assertion(v: &Vault, request: &Connect) -> Response {
 
 /// The page a user sees once their grant is kept.
 fn connected(info: &crate::GrantInfo) -> Response {
-    page(
-        StatusCode::OK,
-        "Connected",
-        &format!(
-            "<p>Tollgate now calls <strong>{}</strong> with your own grant ({}).</p>\
-             <p>Go back to your client and try again. You can disconnect on the console.</p>",
-            escape(&info.server),
-            escape(&info.scopes.join(" "))
+    let paragraphs = [
+        format!(
+            "Tollgate now calls {} with your own grant ({}).",
+            info.server,
+            info.scopes.join(" ")
         ),
-    )
+        "Go back to your client and try again. You can disconnect on the console.".to_owned(),
+    ];
+    notice(StatusCode::OK, "Connected", &paragraphs)
 }
 
 /// Keep the connect under a fresh `state`; the upstream's authorization URL.
