@@ -47,13 +47,17 @@ fn resolve<'s>(schema: &'s Value, mut node: &'s Value) -> &'s Value {
 
 /// The branch of a `oneOf` tagged by `kind` that `t` names.
 fn tagged<'s>(node: &'s Value, t: &DeTable<'_>) -> Option<&'s Value> {
-    let kind = t.iter().find(|(k, _)| k.get_ref() == "kind").and_then(|(_, v)| match v.get_ref() {
-        DeValue::String(s) => Some(s.to_string()),
-        _ => None,
-    })?;
-    node.get("oneOf")?.as_array()?.iter().find(|b| {
-        b.pointer("/properties/kind/const").and_then(Value::as_str) == Some(kind.as_str())
-    })
+    let kind = t
+        .iter()
+        .find(|(k, _)| k.get_ref() == "kind")
+        .and_then(|(_, v)| match v.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => None,
+        })?;
+    node.get("oneOf")?
+        .as_array()?
+        .iter()
+        .find(|b| b.pointer("/properties/kind/const").and_then(Value::as_str) == Some(kind.as_str()))
 }
 
 fn table(schema: &Value, node: &Value, t: &DeTable<'_>, path: &mut Vec<Seg>, out: &mut Problems) {
@@ -129,7 +133,12 @@ mod tests {
         let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,
-            ["auth.publc_base_url", "listen.admn", "servers[0].credential.valu", "servers[0].header_trst"],
+            [
+                "auth.publc_base_url",
+                "listen.admn",
+                "servers[0].credential.valu",
+                "servers[0].header_trst"
+            ],
             "{got:?}"
         );
         assert!(got[0].1.contains("did you mean `public_base_url`"), "{got:?}");
