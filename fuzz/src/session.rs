@@ -39,6 +39,8 @@ pub(crate) fn session_id(data: &[u8]) {
         issuer: next(),
         subject: next(),
         upstream_id: next(),
+        // Both kinds of session id.
+        elicits_url: text.len() % 2 == 0,
     };
     let Ok(sealed) = sealer.seal(&claims) else {
         // Fields longer than the format's 16-bit lengths are refused.

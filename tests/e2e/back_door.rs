@@ -399,26 +399,22 @@ async fn replicas_share_the_vault_in_redis_and_a_vault_down_fails_only_its_calls
     assert_eq!(res.status(), 200, "a route without user_oauth is unaffected");
 }
 
+/// A TypeScript SDK client fixture (`tests/fixtures/js/SCRIPT`) for the
+/// `github` route of `gw`, as `token`, signing in as alice.
+fn node_client(script: &str, gw: &ChildGateway, token: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(tollgate_e2e::repo_root().join("tests/fixtures/js").join(script))
+        .args([&gw.url("github"), "--token", token])
+        .args(["--login", "alice", "--password", "wonderland"])
+        .kill_on_drop(true);
+    cmd
+}
+
 #[tokio::test]
 async fn the_typescript_sdk_client_follows_the_url_elicitation_and_retries() {
     let w = world("").await;
     let alice = w.gw.mint("alice", &[]).await;
-    let js = tollgate_e2e::repo_root().join("tests/fixtures/js/connect-client.mjs");
-    let out = tokio::process::Command::new("node")
-        .arg(js)
-        .args([
-            &w.gw.url("github"),
-            "--token",
-            &alice,
-            "--login",
-            "alice",
-            "--password",
-            "wonderland",
-        ])
-        .kill_on_drop(true)
-        .output()
-        .await
-        .unwrap();
+    let out = node_client("connect-client.mjs", &w.gw, &alice).output().await.unwrap();
     let out: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: {}{}",

@@ -13,9 +13,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::OAuthError;
-use crate::identity::{KeptIdToken, form_encode};
+use crate::identity::KeptIdToken;
 use crate::records::ns;
-use crate::remote::EXCHANGE_TIMEOUT;
 use crate::state::Issuer;
 use crate::time::unix_now;
 
@@ -68,7 +67,7 @@ impl Issuer {
         resource: &str,
         scopes: &[String],
     ) -> Result<Option<String>, OAuthError> {
-        let (o, remote) = self
+        let (_, remote) = self
             .identity
             .provider()
             .ok_or_else(|| OAuthError::invalid_request("identity assertions need an identity provider"))?;
@@ -90,22 +89,7 @@ impl Issuer {
         if !scope.is_empty() {
             form.push(("scope", scope.as_str()));
         }
-        let secret = String::from_utf8_lossy(&o.client_secret);
-        let res = self
-            .identity
-            .http()
-            .post(endpoint.as_str())
-            .basic_auth(form_encode(&o.client_id), Some(form_encode(&secret)))
-            .form(&form)
-            .timeout(EXCHANGE_TIMEOUT)
-            .send()
-            .await
-            .map_err(failed)?;
-        let status = res.status();
-        let body = res.text().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(failed(format!("its token endpoint answered {status}: {body}")));
-        }
+        let body = self.identity.token_request(&endpoint, &form).await.map_err(failed)?;
         let answer: ExchangeAnswer = serde_json::from_str(&body).map_err(failed)?;
         if answer.issued_token_type != ID_JAG {
             return Err(failed(format!("it issued a {}", answer.issued_token_type)));

@@ -133,21 +133,7 @@ impl Identity {
             ("redirect_uri", callback),
             ("code_verifier", verifier),
         ];
-        let secret = String::from_utf8_lossy(&o.client_secret);
-        let res = self
-            .http
-            .post(endpoint.as_str())
-            .basic_auth(form_encode(&o.client_id), Some(form_encode(&secret)))
-            .form(&form)
-            .timeout(EXCHANGE_TIMEOUT)
-            .send()
-            .await
-            .map_err(failed)?;
-        let status = res.status();
-        let body = res.text().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(failed(format!("its token endpoint answered {status}: {body}")));
-        }
+        let body = self.token_request(&endpoint, &form).await.map_err(failed)?;
         let answer: TokenAnswer = serde_json::from_str(&body).map_err(failed)?;
         let id_token = answer.id_token.ok_or_else(|| failed("no ID token in its answer"))?;
         let claims = remote
@@ -180,9 +166,29 @@ impl Identity {
         }
     }
 
-    /// The HTTP client for the identity provider.
-    pub(crate) fn http(&self) -> &reqwest::Client {
-        &self.http
+    /// POST `form` to the identity provider's token endpoint as
+    /// Tollgate's client (`client_secret_basic`, form-encoded per RFC 6749
+    /// §2.3.1): the answer's body, or why there is none.
+    pub(crate) async fn token_request(&self, endpoint: &Url, form: &[(&str, &str)]) -> Result<String, String> {
+        let Some((o, _)) = self.provider() else {
+            return Err("no identity provider is configured".into());
+        };
+        let secret = String::from_utf8_lossy(&o.client_secret);
+        let res = self
+            .http
+            .post(endpoint.as_str())
+            .basic_auth(form_encode(&o.client_id), Some(form_encode(&secret)))
+            .form(form)
+            .timeout(EXCHANGE_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = res.status();
+        let body = res.text().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("its token endpoint answered {status}: {body}"));
+        }
+        Ok(body)
     }
 
     /// The development user `login`, when development sign-in is on.

@@ -33,16 +33,8 @@ async fn an_upstream_that_takes_client_metadata_documents_needs_no_registration(
     .await;
 
     let alice = gw.mint("alice", &[]).await;
-    let res = http()
-        .post(gw.url("crm"))
-        .bearer_auth(&alice)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INIT)
-        .send()
-        .await
-        .unwrap();
-    let url = connect_url(&tollgate_e2e::rpc_message(res).await);
+    let (_, _, answer) = post_to(&gw, "crm", &alice, None, INIT).await;
+    let url = connect_url(&answer);
     let (status, page) = connect(&gw, &url, "alice", "").await;
     assert_eq!(status, 200, "{page}");
 
@@ -52,16 +44,8 @@ async fn an_upstream_that_takes_client_metadata_documents_needs_no_registration(
     let doc: Value = http().get(&document).send().await.unwrap().json().await.unwrap();
     assert_eq!(doc["client_id"], document.as_str());
     assert_eq!(doc["token_endpoint_auth_method"], "none");
-    let res = http()
-        .post(gw.url("crm"))
-        .bearer_auth(&alice)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INIT)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    let (status, _, answer) = post_to(&gw, "crm", &alice, None, INIT).await;
+    assert_eq!(status, 200, "{answer}");
     upstream.hangup().await;
     let seen = tollgate_e2e::audit_support::records(&upstream.audit_dir());
     let p = seen

@@ -12,21 +12,9 @@ use super::*;
 async fn a_legacy_client_is_asked_on_the_calls_stream_and_the_call_completes() {
     let w = world("").await;
     let alice = alice_connects(&w.gw).await;
-    let js = tollgate_e2e::repo_root().join("tests/fixtures/js/elicit-client.mjs");
-    let mut child = tokio::process::Command::new("node")
-        .arg(js)
-        .args([
-            &w.gw.url("github"),
-            "--token",
-            &alice,
-            "--login",
-            "alice",
-            "--password",
-            "wonderland",
-        ])
+    let mut child = node_client("elicit-client.mjs", &w.gw, &alice)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();

@@ -3,9 +3,15 @@
 //!
 //! The caller's `Authorization` never leaves the gateway (`forward` drops
 //! it); the credential broker's credential for this upstream, if any, takes
-//! its place. A legacy call's sealed session id is opened here: forged,
-//! expired or another principal's ids answer 404 so the client starts a new
-//! session. 2026-07-28 calls carry no session.
+//! its place — or, on a route acting for each user, the caller's own grant
+//! from the vault. A caller without one is asked to connect, as their
+//! protocol era allows (`-32042`, an `input_required` result, or the
+//! `elicit` phase); after forward, an upstream that refuses the grant's
+//! token has it forgotten and the caller asked again (`refused_grant`).
+//!
+//! A legacy call's sealed session id is opened here: forged, expired or
+//! another principal's ids answer 404 so the client starts a new session.
+//! 2026-07-28 calls carry no session.
 
 use std::sync::Arc;
 
