@@ -40,7 +40,7 @@ pub(crate) fn session_id(data: &[u8]) {
         subject: next(),
         upstream_id: next(),
         // Both kinds of session id.
-        elicits_url: text.len() % 2 == 0,
+        elicits_url: text.len().is_multiple_of(2),
     };
     let Ok(sealed) = sealer.seal(&claims) else {
         // Fields longer than the format's 16-bit lengths are refused.
