@@ -77,3 +77,37 @@ async fn policies_read_the_callers_upstream_grant() {
         assert!(r.upstream_grant.is_none(), "a refused call used no grant");
     }
 }
+
+/// Policies that read `context.upstream_grant` cannot be decided while the
+/// vault is unreachable: the call is refused (503), not decided as if the
+/// caller had no grant.
+#[tokio::test]
+async fn a_vault_down_refuses_calls_whose_policies_read_the_grant() {
+    let redis = tollgate_e2e::children::RedisServer::start(None).await;
+    let policies = tollgate_e2e::policy_dir(POLICIES);
+    let extra = format!(
+        "[policy]\ndir = \"{}\"\n[limits.redis]\nurl = \"redis://127.0.0.1:{}\"\ntimeout = \"300ms\"\n",
+        policies.path().display(),
+        redis.port
+    );
+    let w = world(&extra).await;
+    let alice = w.gw.mint("alice", &[]).await;
+    drop(redis);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let res = http()
+        .post(w.gw.url("github"))
+        .bearer_auth(&alice)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    let answer = tollgate_e2e::rpc_message(res).await;
+    assert_eq!(answer["error"]["message"], "Token vault unavailable", "{answer}");
+    assert!(w.upstream.subjects().is_empty(), "nothing reached the upstream");
+}
