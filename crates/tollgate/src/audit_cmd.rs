@@ -19,7 +19,7 @@ use tollgate_meter::GroupBy;
 
 use crate::fleet_cmd::{Fleet, StoreSource, store_stop};
 use crate::index_cmd::{IndexArgs, IndexChoice};
-use crate::render::{self, QueryFormat, RenderError};
+use crate::render::{self, QueryFormat, RenderError, Selection};
 
 /// Audit trail tooling.
 #[derive(Subcommand)]
@@ -83,9 +83,16 @@ pub(crate) struct QueryArgs {
     /// The HTTP status answered (e.g. 403, 502).
     #[arg(long, value_name = "CODE")]
     status: Option<u16>,
-    /// `table` for people, `json` for the matching lines exactly as stored.
+    /// `table` for people, `csv` for spreadsheets, `json` for the
+    /// matching lines exactly as stored.
     #[arg(long, value_enum, default_value = "table")]
     format: QueryOutput,
+    /// At most this many records (with `--newest-first`, the newest).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// The newest record first (the trail's own order is oldest first).
+    #[arg(long)]
+    newest_first: bool,
     #[command(flatten)]
     source: IndexChoice,
 }
@@ -135,6 +142,7 @@ struct Window {
 #[derive(Clone, Copy, ValueEnum)]
 enum QueryOutput {
     Table,
+    Csv,
     Json,
 }
 
@@ -221,8 +229,16 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
     };
     let format = match args.format {
         QueryOutput::Table => QueryFormat::Table,
+        QueryOutput::Csv => QueryFormat::Csv,
         QueryOutput::Json => QueryFormat::Json,
     };
+    let format = (
+        format,
+        Selection {
+            limit: args.limit,
+            newest_first: args.newest_first,
+        },
+    );
     if let Some(url) = &args.fleet.store {
         let fleet = Fleet::open(url, args.config.as_deref())?;
         return render_query(fleet.records(filter)?, format, store_stop);
@@ -245,11 +261,11 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
 /// means.
 fn render_query<E>(
     records: impl Iterator<Item = Result<tollgate_audit::Entry, E>>,
-    format: QueryFormat,
+    (format, selection): (QueryFormat, Selection),
     stop: fn(E) -> Stop,
 ) -> Result<(), Stop> {
     let mut out = io::BufWriter::new(io::stdout().lock());
-    match render::query(records, format, &mut out) {
+    match render::query(records, format, selection, &mut out) {
         Ok(_) => out.flush().map_err(output_stop),
         Err(RenderError::Read(e)) => Err(stop(e)),
         Err(RenderError::Write(e)) => Err(output_stop(e)),

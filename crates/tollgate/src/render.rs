@@ -18,6 +18,18 @@ pub(crate) enum QueryFormat {
     Table,
     /// The stored JSON lines, unchanged.
     Json,
+    /// The table's columns as CSV (neutralised against formulas).
+    Csv,
+}
+
+/// Which records `tollgate audit query` prints, in which order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Selection {
+    /// At most this many (the newest ones with `newest_first`, else the
+    /// oldest).
+    pub(crate) limit: Option<usize>,
+    /// Newest first (the trail's order is oldest first).
+    pub(crate) newest_first: bool,
 }
 
 /// Why printing stopped.
@@ -37,22 +49,59 @@ pub(crate) enum RenderError<E = QueryError> {
 pub(crate) fn query<E>(
     records: impl Iterator<Item = Result<Entry, E>>,
     format: QueryFormat,
+    selection: Selection,
     out: &mut dyn Write,
 ) -> Result<u64, RenderError<E>> {
-    if format == QueryFormat::Table {
-        writeln!(out, "{}", table_row(&TABLE_HEADER.map(String::from))).map_err(RenderError::Write)?;
+    match format {
+        QueryFormat::Table => writeln!(out, "{}", table_row(&TABLE_HEADER.map(String::from))),
+        QueryFormat::Csv => out.write_all(&csv_row(TABLE_HEADER.map(String::from))),
+        QueryFormat::Json => Ok(()),
     }
+    .map_err(RenderError::Write)?;
     let mut n = 0;
-    for entry in records {
+    let mut print = |entry: Result<Entry, E>| -> Result<(), RenderError<E>> {
         let entry = entry.map_err(RenderError::Read)?;
         match format {
             QueryFormat::Json => writeln!(out, "{}", entry.raw),
             QueryFormat::Table => writeln!(out, "{}", table_row(&table_cells(&entry.record))),
+            QueryFormat::Csv => out.write_all(&csv_row(table_cells(&entry.record))),
         }
         .map_err(RenderError::Write)?;
         n += 1;
+        Ok(())
+    };
+    let limit = selection.limit.unwrap_or(usize::MAX);
+    if selection.newest_first {
+        newest(records, limit).into_iter().try_for_each(&mut print)?;
+    } else {
+        records.take(limit).try_for_each(&mut print)?;
     }
     Ok(n)
+}
+
+/// The last `limit` of `records`, newest first (the trail's order is
+/// oldest first); a read error ends the reading and comes first.
+fn newest<T, E>(records: impl Iterator<Item = Result<T, E>>, limit: usize) -> Vec<Result<T, E>> {
+    let mut kept = std::collections::VecDeque::new();
+    for r in records {
+        if r.is_err() {
+            return std::iter::once(r).chain(kept.into_iter().rev()).collect();
+        }
+        kept.push_back(r);
+        if kept.len() > limit {
+            kept.pop_front();
+        }
+    }
+    kept.into_iter().rev().collect()
+}
+
+/// One CSV line of cells (formula-neutralised, RFC 4180 quoting).
+fn csv_row<const N: usize>(cells: [String; N]) -> Vec<u8> {
+    let mut w = tollgate_report::csv::Writer::new();
+    match w.row(cells).and_then(|()| w.finish()) {
+        Ok(text) => text.into_bytes(),
+        Err(_) => Vec::new(),
+    }
 }
 
 const TABLE_HEADER: [&str; 11] = [

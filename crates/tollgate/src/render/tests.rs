@@ -39,7 +39,7 @@ fn entry(r: CallRecord) -> Result<Entry, QueryError> {
 
 fn rendered(records: Vec<CallRecord>, format: QueryFormat) -> (u64, String) {
     let mut out = Vec::new();
-    let n = query(records.into_iter().map(entry), format, &mut out).unwrap();
+    let n = query(records.into_iter().map(entry), format, Selection::default(), &mut out).unwrap();
     (n, String::from_utf8(out).unwrap())
 }
 
@@ -76,6 +76,35 @@ fn json_queries_print_the_stored_lines() {
 }
 
 #[test]
+fn csv_rows_limits_and_newest_first() {
+    let records = || {
+        ["first", "=second", "third"]
+            .map(|n| record(n, &[]))
+            .into_iter()
+            .map(entry)
+    };
+    let mut out = Vec::new();
+    let newest = Selection {
+        limit: Some(2),
+        newest_first: true,
+    };
+    let n = query(records(), QueryFormat::Csv, newest, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(n, 2);
+    assert!(rows[0].starts_with("TIME,SUBJECT,TEAM,SERVER"), "{text}");
+    assert!(rows[1].contains(",third,"), "newest first: {text}");
+    assert!(rows[2].contains(",'=second,"), "a formula is neutralised: {text}");
+    let mut out = Vec::new();
+    let oldest = Selection {
+        limit: Some(1),
+        newest_first: false,
+    };
+    query(records(), QueryFormat::Json, oldest, &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
+}
+
+#[test]
 fn a_read_error_stops_the_query() {
     let bad = Err(QueryError::Malformed {
         file: PathBuf::from("audit.jsonl"),
@@ -83,7 +112,12 @@ fn a_read_error_stops_the_query() {
         message: "eof".into(),
     });
     let mut out = Vec::new();
-    let got = query([entry(record("x", &[])), bad].into_iter(), QueryFormat::Json, &mut out);
+    let got = query(
+        [entry(record("x", &[])), bad].into_iter(),
+        QueryFormat::Json,
+        Selection::default(),
+        &mut out,
+    );
     assert!(
         matches!(got, Err(RenderError::Read(QueryError::Malformed { line: 3, .. }))),
         "{got:?}"
