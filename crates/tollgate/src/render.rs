@@ -234,11 +234,12 @@ pub(crate) fn usage_table(report: &UsageReport) -> String {
 }
 
 /// CSV with a header line (RFC 4180 quoting, no cell that reads as a
-/// formula: `tollgate_report::csv`); no total line.
+/// formula: `tollgate_report::csv`), ending with the `TOTAL` line as the
+/// table does.
 pub(crate) fn usage_csv(report: &UsageReport) -> Result<String, tollgate_report::csv::CsvError> {
     let mut w = tollgate_report::csv::Writer::new();
     w.row(usage_header(report))?;
-    for r in &report.rows {
+    for r in report.rows.iter().chain([&report.total]) {
         w.row(std::iter::once(r.key.clone()).chain(row_cells(report, r)))?;
     }
     w.finish()

@@ -162,12 +162,13 @@ TOTAL              4       1       1      1200      12100    3458               
 }
 
 #[test]
-fn usage_csv_quotes_keys_and_has_no_total() {
+fn usage_csv_quotes_keys_and_ends_with_the_total() {
     let csv = usage_csv(&report()).unwrap();
     let want = "\
 team,calls,errors,denied,bytes_in,bytes_out,tokens,catalog_tokens,p50_ms,p99_ms
 \"search, \"\"eng\"\"\",3,1,1,900,8100,2315,0,1.0,1.0
 payments,1,0,0,300,4000,1143,0,1.0,1.0
+TOTAL,4,1,1,1200,12100,3458,0,1.0,1.0
 ";
     assert_eq!(csv, want);
 }
