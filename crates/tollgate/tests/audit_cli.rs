@@ -359,17 +359,23 @@ fn usage_by_tool_in_csv_sums_what_was_written() {
             "p99_ms"
         ]
     );
-    let got: BTreeMap<String, [u64; 4]> = rows
+    let mut got: BTreeMap<String, [u64; 4]> = rows
         .map(|line| {
             let cells: Vec<&str> = line.split(',').collect();
             let n = |i: usize| cells[i].parse::<u64>().unwrap();
             (cells[0].to_owned(), [n(1), n(4), n(5), n(6)])
         })
         .collect();
+    // The last line is the total of the groups, as in the table.
+    assert!(text.lines().last().unwrap().starts_with("TOTAL,"), "{text}");
+    let total = got.remove("TOTAL").unwrap();
     let want = sums(|c| c.tool.map_or_else(|| "(tools/list)".to_owned(), str::to_owned));
     assert_eq!(got, want);
     assert_eq!(want["list_issues"], [3, 330, 23000, 5750]);
-    assert!(!text.contains("TOTAL"), "{text}");
+    let summed = want
+        .values()
+        .fold([0; 4], |acc, v| std::array::from_fn(|i| acc[i] + v[i]));
+    assert_eq!(total, summed);
 }
 
 #[test]
