@@ -162,6 +162,31 @@ async fn post_to(
     (status, session, tollgate_e2e::rpc_message(res).await)
 }
 
+/// A 2026-07-28 `tools/call` of `name` with `arguments` on the `github`
+/// route as `token`, its client declaring `capabilities`.
+async fn modern_tool_call(
+    gw: &ChildGateway,
+    token: &str,
+    name: &str,
+    arguments: Value,
+    capabilities: Value,
+) -> reqwest::Response {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": name, "arguments": arguments, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }}});
+    http()
+        .post(gw.url("github"))
+        .bearer_auth(token)
+        .headers(tollgate_e2e::modern_headers("tools/call", Some(name)))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The connect URL of a call answered with a URL elicitation.
 fn connect_url(answer: &Value) -> String {
     assert_eq!(answer["error"]["code"], -32042, "{answer}");

@@ -126,3 +126,23 @@ async fn run_json(mut cmd: Command) -> serde_json::Value {
         )
     })
 }
+
+/// Register a confidential client named `name` at the authorization server
+/// `base` (RFC 7591, `client_secret_basic`, a loopback redirect nothing
+/// listens on); its client id and secret.
+pub async fn register_confidential(base: &str, name: &str) -> (String, String) {
+    let reg: serde_json::Value = crate::http_no_redirect()
+        .post(format!("{base}/register"))
+        .json(
+            &serde_json::json!({"client_name": name, "redirect_uris": ["http://127.0.0.1:9/cb"],
+                                  "token_endpoint_auth_method": "client_secret_basic"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let field = |k: &str| reg[k].as_str().unwrap_or_else(|| panic!("no {k}: {reg}")).to_owned();
+    (field("client_id"), field("client_secret"))
+}

@@ -29,22 +29,9 @@ async fn an_identity_assertion_gets_each_user_their_upstream_token_without_conse
     ))
     .await;
     // Tollgate registered there as a confidential client.
-    let reg: Value = http()
-        .post(format!("{}/register", upstream.base))
-        .json(
-            &json!({"client_name": "Tollgate", "redirect_uris": ["http://127.0.0.1:9/cb"],
-                      "token_endpoint_auth_method": "client_secret_basic"}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let (client_id, client_secret) = (
-        reg["client_id"].as_str().unwrap(),
-        reg["client_secret"].as_str().unwrap(),
-    );
+    let (client_id, client_secret) =
+        tollgate_e2e::oauth_clients::register_confidential(&upstream.base, "Tollgate").await;
+    let (client_id, client_secret) = (client_id.as_str(), client_secret.as_str());
 
     let files = files();
     let dir = files.path();

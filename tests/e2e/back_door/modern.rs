@@ -17,18 +17,7 @@ async fn the_python_sdk_client_answers_input_required_and_retries() {
     let alice = gw.mint("alice", &[]).await;
 
     // The answer on the wire: a result, not an error, and nothing upstream.
-    let res = http()
-        .post(gw.url("github"))
-        .bearer_auth(&alice)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "whoami")
-        .body(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_tool_call(&gw, &alice, "whoami", json!({}), json!({"elicitation": {"url": {}}})).await;
     assert_eq!(res.status(), 200);
     let answer = tollgate_e2e::rpc_message(res).await;
     assert_eq!(answer["id"], 7, "{answer}");

@@ -30,18 +30,7 @@ async fn policies_read_the_callers_upstream_grant() {
 
     // Not connected: echo is refused by policy, and nobody is asked to
     // connect for it (a 2026-07-28 call, which needs no session).
-    let res = http()
-        .post(w.gw.url("github"))
-        .bearer_auth(&alice)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "echo")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_tool_call(&w.gw, &alice, "echo", json!({"text": "hi"}), json!({})).await;
     let answer = tollgate_e2e::rpc_message(res).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     let metrics = w.gw.metrics().await;
@@ -94,18 +83,7 @@ async fn a_vault_down_refuses_calls_whose_policies_read_the_grant() {
     let alice = w.gw.mint("alice", &[]).await;
     drop(redis);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let res = http()
-        .post(w.gw.url("github"))
-        .bearer_auth(&alice)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "echo")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let res = modern_tool_call(&w.gw, &alice, "echo", json!({"text": "hi"}), json!({})).await;
     assert_eq!(res.status(), 503);
     let answer = tollgate_e2e::rpc_message(res).await;
     assert_eq!(answer["error"]["message"], "Token vault unavailable", "{answer}");

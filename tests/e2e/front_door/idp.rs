@@ -175,19 +175,8 @@ async fn an_identity_assertion_from_the_idp_is_redeemed_without_a_browser() {
     // The enterprise-managed client: registered at Tollgate (confidential),
     // and known to the IdP, which issues ID-JAGs naming that client id.
     let http = crate::oauth::client();
-    let reg: Value = http
-        .post(format!("{}/register", w.gw.base))
-        .json(&json!({"client_name": "Agent", "redirect_uris": ["http://127.0.0.1:9/cb"], "token_endpoint_auth_method": "client_secret_basic"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let (id, secret) = (
-        reg["client_id"].as_str().unwrap(),
-        reg["client_secret"].as_str().unwrap(),
-    );
+    let (id, secret) = tollgate_e2e::oauth_clients::register_confidential(&w.gw.base, "Agent").await;
+    let (id, secret) = (id.as_str(), secret.as_str());
     drop(w.idp);
     let idp = Idp::start_on(
         idp_port,
