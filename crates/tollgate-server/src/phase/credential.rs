@@ -59,12 +59,9 @@ async fn outbound(
 ) -> Result<Outbound, Rejection> {
     let id = limited.first_id();
     if let Some(vault) = route.shared.vault.as_ref().filter(|v| v.serves(&route.name)) {
-        let first = limited.messages().first();
-        let ask = match limited.call.era {
-            Era::Modern if first.is_some_and(|m| mrtr_method(&m.method)) => Ask::InputRequired,
-            Era::Legacy if limited.facts.elicits_url && first.is_some_and(|m| m.id.is_some()) => Ask::Elicit,
-            _ => Ask::Error,
-        };
+        // The elicit phase serves the call again once connected: it needs
+        // the call's head and body, which only this phase's caller holds.
+        let ask = Ask::of(limited.call.era, limited.messages(), limited.facts.elicits_url);
         let (credential, grant) = user_grant(vault, &route.name, limited.principal(), ask)
             .await
             .map_err(|r| r.with_id(id))?;
@@ -109,6 +106,20 @@ enum Ask {
     /// An `elicitation/create` request on the call's stream (a legacy
     /// client that declared URL-mode elicitation).
     Elicit,
+}
+
+impl Ask {
+    /// How a call of `era` whose messages are `messages` is asked;
+    /// `elicits_url`: its legacy session's client declared URL-mode
+    /// elicitation.
+    fn of(era: Era, messages: &[tollgate_mcp::Message], elicits_url: bool) -> Ask {
+        let first = messages.first();
+        match era {
+            Era::Modern if first.is_some_and(|m| mrtr_method(&m.method)) => Ask::InputRequired,
+            Era::Legacy if elicits_url && first.is_some_and(|m| m.id.is_some()) => Ask::Elicit,
+            _ => Ask::Error,
+        }
+    }
 }
 
 /// Whether a 2026-07-28 client can be answered with an MRTR
@@ -237,11 +248,9 @@ pub(crate) async fn refused_grant(
     if let Err(e) = vault.revoke(&grant.id, None).await {
         tracing::warn!(error = %e, "the refused grant could not be forgotten");
     }
-    let first = forwarded.messages().first();
-    let ask = match forwarded.call.era {
-        Era::Modern if first.is_some_and(|m| mrtr_method(&m.method)) => Ask::InputRequired,
-        _ => Ask::Error,
-    };
+    // The body has gone upstream: this call cannot be served again, so a
+    // legacy client is not asked on its stream.
+    let ask = Ask::of(forwarded.call.era, forwarded.messages(), false);
     let id = forwarded.first_id();
     let answer = user_grant(vault, &route.name, forwarded.principal(), ask).await;
     let rejection = match answer {
