@@ -17,6 +17,9 @@
 //!   frames records into a SHA-256 hash chain (JSON lines), writes them with
 //!   group commit, rotates by size and age, and optionally exports them over
 //!   OTLP.
+//! - **checkpoints**: the sink publishes its durable head
+//!   ([`AuditHandle::head`]); the server signs it ([`CheckpointSigner`])
+//!   and [`check`] proves files match every signed [`Checkpoint`].
 //! - **offline**: [`verify`] proves a trail was not edited; [`query`]
 //!   streams the records that match a [`Filter`]. The binary renders them
 //!   and sums spend with `tollgate-meter`.
@@ -26,6 +29,7 @@
 
 mod capture;
 mod chain;
+mod checkpoint;
 mod error;
 mod files;
 mod observer;
@@ -39,6 +43,10 @@ mod verify;
 
 pub use capture::{Capture, CapturePolicy, CaptureSettings, REDACTED};
 pub use chain::{Hash, LineKind};
+pub use checkpoint::{
+    ChainHead, Checkpoint, CheckpointFailure, CheckpointKeys, CheckpointReport, CheckpointSigner, check, key_id,
+    parse_public_key,
+};
 pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
 pub use files::{opened_at as file_opened_at, trail_files};
 pub use observer::{AuditObserver, task_fingerprint};

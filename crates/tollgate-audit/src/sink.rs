@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::checkpoint::ChainHead;
 use crate::error::AuditError;
 use crate::otlp::{OtlpExporter, OtlpSettings};
 use crate::record::CallRecord;
@@ -205,6 +206,13 @@ impl AuditHandle {
     /// in strict mode).
     pub fn is_healthy(&self) -> bool {
         self.tx.is_none() || (self.shared.healthy.load(Relaxed) && !self.shared.closed.load(Relaxed))
+    }
+
+    /// The last line of the trail known to be on disk (after the latest
+    /// group commit), for signed checkpoints; `None` before the first
+    /// commit and when audit is off.
+    pub fn head(&self) -> Option<ChainHead> {
+        self.shared.head()
     }
 
     /// The sink's counters.

@@ -1,12 +1,14 @@
 //! Counters shared by the handles and the writer thread, for metrics and
 //! readiness.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
+
+use crate::checkpoint::ChainHead;
 
 /// One group commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) closed: AtomicBool,
     pub(crate) otlp_exported: AtomicU64,
     pub(crate) otlp_dropped: AtomicU64,
+    /// The last durable line, published after each group commit.
+    pub(super) head: Mutex<Option<ChainHead>>,
 }
 
 impl Shared {
@@ -46,6 +50,16 @@ impl Shared {
     pub(crate) fn count_drop_after_close(&self) {
         self.depth.fetch_sub(1, Relaxed);
         self.dropped.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn publish_head(&self, head: Option<ChainHead>) {
+        if head.is_some() {
+            *self.head.lock().unwrap_or_else(PoisonError::into_inner) = head;
+        }
+    }
+
+    pub(crate) fn head(&self) -> Option<ChainHead> {
+        self.head.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     pub(crate) fn record_commit(&self, c: &Commit) {
@@ -97,6 +111,7 @@ impl Shared {
             closed: AtomicBool::new(false),
             otlp_exported: AtomicU64::new(0),
             otlp_dropped: AtomicU64::new(0),
+            head: Mutex::new(None),
         }
     }
 }

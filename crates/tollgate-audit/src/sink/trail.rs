@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use crate::chain::{Genesis, Hash, LineKind, Seal, append_line};
+use crate::checkpoint::ChainHead;
 use crate::error::AuditError;
 use crate::files::{file_name, read_tail, writer_files};
 
@@ -41,6 +42,8 @@ struct Current {
     len: u64,
     opened: Instant,
     records: u64,
+    /// Lines written to the file.
+    lines: u64,
 }
 
 struct Pending {
@@ -168,6 +171,7 @@ impl Trail {
         match result {
             Ok(()) => {
                 cur.records += calls;
+                cur.lines += self.pending.len() as u64;
                 self.head = self.buffered;
                 self.buf.clear();
                 self.pending.clear();
@@ -245,6 +249,18 @@ impl Trail {
         self.abandon(0);
     }
 
+    /// The last line written to the open file: call after a successful
+    /// [`Trail::sync`], when it is durable.
+    pub(crate) fn head(&self) -> Option<ChainHead> {
+        let (cur, head) = (self.current.as_ref()?, self.head?);
+        Some(ChainHead {
+            file: cur.name.clone(),
+            line: cur.lines,
+            seq: head.seq,
+            hash: head.hash,
+        })
+    }
+
     /// Whether a file is open.
     pub(crate) fn is_open(&self) -> bool {
         self.current.is_some()
@@ -291,6 +307,7 @@ impl Trail {
             len: 0,
             opened: Instant::now(),
             records: 0,
+            lines: 0,
         });
         let written = self
             .write_genesis(&name, now)

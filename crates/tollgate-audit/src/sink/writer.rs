@@ -249,6 +249,7 @@ impl Writer {
                     oldest: self.state.oldest.map_or(Duration::ZERO, |t| t.elapsed()),
                 };
                 self.shared.record_commit(&commit);
+                self.shared.publish_head(self.trail.head());
                 if let Some(observe) = &self.observer {
                     observe(&commit);
                 }
