@@ -62,6 +62,18 @@ pub struct Audit {
     pub redact_keys: Vec<String>,
     /// Export of audit records as OpenTelemetry log records.
     pub otlp: AuditOtlp,
+    /// How often the chain head is signed (with `checkpoint_key`); once
+    /// more at shutdown.
+    #[serde(deserialize_with = "nonzero_duration")]
+    #[schemars(with = "String")]
+    pub checkpoint_interval: Duration,
+    /// This replica's Ed25519 private key (PKCS#8 PEM) for signed
+    /// checkpoints, from an environment variable or a file; no
+    /// checkpoints without it.
+    pub checkpoint_key: Option<crate::SecretSource>,
+    /// The Ed25519 public keys (base64) whose checkpoints `tollgate audit
+    /// verify --checkpoints` trusts: every replica's, and retired ones.
+    pub checkpoint_public_keys: Vec<String>,
 }
 
 impl Default for Audit {
@@ -80,6 +92,9 @@ impl Default for Audit {
             bytes_per_token: 3.5,
             redact_keys: DEFAULT_REDACT_KEYS.iter().map(|k| (*k).to_owned()).collect(),
             otlp: AuditOtlp::default(),
+            checkpoint_interval: Duration::from_secs(60),
+            checkpoint_key: None,
+            checkpoint_public_keys: Vec::new(),
         }
     }
 }

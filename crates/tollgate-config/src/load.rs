@@ -15,6 +15,7 @@ mod auth;
 mod authorization_server;
 mod console;
 mod rate_limits;
+mod checkpoint;
 mod store;
 mod unknown;
 mod vault;
@@ -81,6 +82,8 @@ pub struct Loaded {
     pub admin_token: Option<Secret>,
     /// The fleet store's connection, when `[store] postgres` is set.
     pub store: Option<PostgresSettings>,
+    /// The `[audit] checkpoint_key` (PKCS#8 PEM), when one is configured.
+    pub checkpoint_key: Option<Secret>,
     /// What loads but deserves attention (e.g. an admin listener other
     /// hosts reach without a token), each with file, line and key.
     pub warnings: Vec<ConfigError>,
@@ -133,6 +136,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let authorization_server = authorization_server::resolve(&config, base, env, &mut problems);
     let vault = vault::resolve(&config, base, env, &mut problems);
     let store = store::resolve(&config, base, env, &mut problems);
+    let checkpoint_key = checkpoint::resolve(&config, base, env, &mut problems);
     let located = |found: Problems| -> Vec<ConfigError> {
         found
             .into_iter()
@@ -157,6 +161,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         console_secret,
         admin_token,
         store,
+        checkpoint_key,
         warnings: located(warnings),
     })
 }
@@ -256,6 +261,7 @@ fn validate(c: &Config, out: &mut Problems) {
     authorization_server::validate(c, out);
     vault::validate(c, out);
     store::validate(c, out);
+    checkpoint::validate(c, out);
 }
 
 fn validate_catalog(c: &Config, out: &mut Problems) {

@@ -29,7 +29,7 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
     let (a, b) = (running, next);
     let (aa, ba) = (&a.audit, &b.audit);
     let (al, bl) = (&a.limits, &b.limits);
-    let checks: [(&'static str, bool); 22] = [
+    let checks: [(&'static str, bool); 23] = [
         ("listen", a.listen == b.listen),
         ("limits.max_body_bytes", al.max_body_bytes == bl.max_body_bytes),
         ("limits.max_header_bytes", al.max_header_bytes == bl.max_header_bytes),
@@ -60,6 +60,10 @@ pub fn restart_required(running: &Config, next: &Config) -> Vec<&'static str> {
             (aa.rotate_bytes, aa.rotate_interval) == (ba.rotate_bytes, ba.rotate_interval),
         ),
         ("audit.otlp", aa.otlp == ba.otlp),
+        (
+            "audit.checkpoint_interval, audit.checkpoint_key",
+            (aa.checkpoint_interval, &aa.checkpoint_key) == (ba.checkpoint_interval, &ba.checkpoint_key),
+        ),
         ("policy", a.policy == b.policy),
         ("tracing", a.tracing == b.tracing),
         ("catalog.lock", a.catalog.lock == b.catalog.lock),

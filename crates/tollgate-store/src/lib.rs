@@ -10,6 +10,7 @@
 //! migrates and reports the schema. `docs/fleet.md` describes what is
 //! shared where and how it fails.
 
+mod checkpoint;
 mod connect;
 mod error;
 mod migrate;

@@ -222,3 +222,25 @@ fn an_id_jag_server_names_what_it_lacks() {
     assert!(keys.contains(&"servers[1].credential.client_id"), "{found:?}");
     assert!(keys.contains(&"authorization_server.identity_provider"), "{found:?}");
 }
+
+#[test]
+fn checkpoint_keys_are_checked_and_the_signing_key_resolved() {
+    let text = format!(
+        "{MINIMAL}\n[audit]\ncheckpoint_key = {{ env = \"CP_KEY\" }}\ncheckpoint_public_keys = [\"{}\", \"AAAA\"]\n",
+        "A".repeat(43) + "="
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e[0].key, "audit.checkpoint_public_keys[1]");
+    assert!(e[0].message.contains("32 bytes"), "{}", e[0].message);
+    assert_eq!(e[1].key, "audit.checkpoint_key");
+
+    let mut env = FakeEnv::default();
+    env.0.insert("CP_KEY".into(), "-----BEGIN PRIVATE KEY-----\n…\n".into());
+    let loaded = load_str(Path::new("gw.toml"), &text.replace(", \"AAAA\"", ""), &env).unwrap();
+    assert!(loaded.checkpoint_key.is_some());
+    assert_eq!(
+        loaded.config.audit.checkpoint_interval,
+        std::time::Duration::from_secs(60)
+    );
+}
