@@ -27,7 +27,7 @@ LAYERS = {
         # mapping of configuration to the lower crates' settings.
         ["rescue", "facts", "stage", "body", "runtime", "tls", "settings"],
         # The parts a route is built from.
-        ["upstream", "error", "task_handle", "catalog", "audit_index", "shipping", "spend"],
+        ["upstream", "error", "task_handle", "catalog", "audit_index", "shipping", "checkpoint", "spend"],
         # Routes.
         ["route"],
         # The request path of a route: phases, the answers they build, the

@@ -6,7 +6,9 @@
 //! them, and every answered call's record arrives once it is back, none
 //! twice; a replica started while the store is down serves, and ships
 //! once the store is up; a schema from a newer Tollgate refuses the
-//! start; and the CLI's `--store` answers equal the files' (`cli`).
+//! start; the CLI's `--store` answers equal the files' (`cli`); and
+//! signed checkpoints catch a consistent rewrite of a replica's files
+//! (`checkpoints`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -19,6 +21,8 @@ use tollgate_e2e::children::{ChildGateway, tollgate_cli};
 use tollgate_e2e::postgres::PostgresServer;
 use tollgate_e2e::{Demo, modern_body, modern_headers};
 
+#[path = "fleet/checkpoints.rs"]
+mod checkpoints;
 #[path = "fleet/cli.rs"]
 mod cli;
 

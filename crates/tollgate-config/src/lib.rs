@@ -42,8 +42,8 @@ pub use console::{Console, ConsoleRoles, DevUser};
 pub use error::{ConfigError, ConfigErrors};
 pub use keyfile::read_or_create_file;
 pub use load::{
-    AuthSecrets, AuthorizationServerSettings, DevIssuerSettings, Environment, Loaded, PostgresSettings,
-    ProcessEnvironment, VaultSettings, load, load_str, schema,
+    AuthSecrets, AuthorizationServerSettings, CheckpointSettings, DevIssuerSettings, Environment, Loaded,
+    PostgresSettings, ProcessEnvironment, VaultSettings, load, load_str, schema,
 };
 pub use model::{
     Config, HeaderTrust, Limits, Listen, Runtime, Security, Server, ServerName, Sessions, Shutdown, TimeoutOverrides,

@@ -13,9 +13,9 @@ use crate::redact::{has_userinfo, scrub};
 mod admin;
 mod auth;
 mod authorization_server;
+mod checkpoint;
 mod console;
 mod rate_limits;
-mod checkpoint;
 mod store;
 mod unknown;
 mod vault;
@@ -24,6 +24,7 @@ mod virtual_servers;
 use crate::{Config, ConfigError, ConfigErrors, Secret, SecretSource};
 pub use auth::{AuthSecrets, DevIssuerSettings};
 pub use authorization_server::AuthorizationServerSettings;
+pub use checkpoint::CheckpointSettings;
 pub use store::PostgresSettings;
 pub use vault::VaultSettings;
 
@@ -82,8 +83,8 @@ pub struct Loaded {
     pub admin_token: Option<Secret>,
     /// The fleet store's connection, when `[store] postgres` is set.
     pub store: Option<PostgresSettings>,
-    /// The `[audit] checkpoint_key` (PKCS#8 PEM), when one is configured.
-    pub checkpoint_key: Option<Secret>,
+    /// What signs audit checkpoints, when `[audit] checkpoint_key` is set.
+    pub checkpoint: Option<CheckpointSettings>,
     /// What loads but deserves attention (e.g. an admin listener other
     /// hosts reach without a token), each with file, line and key.
     pub warnings: Vec<ConfigError>,
@@ -136,7 +137,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
     let authorization_server = authorization_server::resolve(&config, base, env, &mut problems);
     let vault = vault::resolve(&config, base, env, &mut problems);
     let store = store::resolve(&config, base, env, &mut problems);
-    let checkpoint_key = checkpoint::resolve(&config, base, env, &mut problems);
+    let checkpoint = checkpoint::resolve(&config, base, env, &mut problems);
     let located = |found: Problems| -> Vec<ConfigError> {
         found
             .into_iter()
@@ -161,7 +162,7 @@ pub fn load_str(path: &Path, text: &str, env: &dyn Environment) -> Result<Loaded
         console_secret,
         admin_token,
         store,
-        checkpoint_key,
+        checkpoint,
         warnings: located(warnings),
     })
 }

@@ -128,6 +128,8 @@ impl Gateway {
         registry.register(Box::new(VaultCollector::new(live.clone())?))?;
         let shipping = crate::shipping::setup(loaded)?;
         let ship_status = shipping.as_ref().map(crate::shipping::Shipping::status);
+        let store = shipping.as_ref().map(crate::shipping::Shipping::store);
+        let checkpointer = crate::checkpoint::setup(loaded, &audit, store, &registry)?;
         if let Some(status) = &ship_status {
             registry.register(Box::new(ShipCollector::new(status.clone())?))?;
         }
@@ -158,6 +160,7 @@ impl Gateway {
                     None => None,
                 },
                 shipping,
+                checkpointer,
             },
             live,
             base,

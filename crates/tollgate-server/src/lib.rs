@@ -12,6 +12,7 @@ mod admin;
 mod audit_index;
 mod body;
 pub(crate) mod catalog;
+mod checkpoint;
 mod console;
 mod dev_signin;
 mod error;

@@ -1,6 +1,6 @@
 //! What runs beside the listeners: the audit writer (opened at start,
 //! closed after the drain so the last records reach the disk), its index
-//! and its shipping to the fleet store, the trace
+//! and its shipping to the fleet store, its signed checkpoints, the trace
 //! exporter (flushed after the drain), the policy directory watcher and
 //! the lock's reload. The catalog sync, the issuers' key refresh and SIGHUP
 //! belong to the configuration in force (see `reload`).
@@ -17,6 +17,7 @@ use tollgate_telemetry::TracingGuard;
 
 use crate::audit_index::{IndexMetrics, Indexer};
 use crate::catalog::Approvals;
+use crate::checkpoint::{Checkpointer, RunningCheckpointer};
 use crate::error::GatewayError;
 use crate::governance::reload::{self, LockFile};
 use crate::shipping::{RunningShipper, Shipping};
@@ -85,6 +86,8 @@ pub(crate) struct Background {
     pub(crate) audit_index: Option<(PathBuf, IndexMetrics)>,
     /// Shipping of the audit directory to the fleet store.
     pub(crate) shipping: Option<Shipping>,
+    /// Signed checkpoints of the trail's head.
+    pub(crate) checkpointer: Option<Checkpointer>,
 }
 
 /// The background services while the gateway runs.
@@ -94,6 +97,7 @@ pub(crate) struct Running {
     audit_worker: Option<AuditWorker>,
     indexer: Option<Indexer>,
     shipper: Option<RunningShipper>,
+    checkpointer: Option<RunningCheckpointer>,
     tracing: Option<TracingGuard>,
 }
 
@@ -120,6 +124,7 @@ impl Background {
             audit_worker: self.audit_worker,
             indexer,
             shipper: self.shipping.map(Shipping::start),
+            checkpointer: self.checkpointer.map(Checkpointer::start),
             tracing: self.tracing,
         }
     }
@@ -135,6 +140,9 @@ impl Running {
             && let Err(e) = worker.close().await
         {
             tracing::error!(error = %e, "audit trail not closed cleanly");
+        }
+        if let Some(checkpointer) = self.checkpointer {
+            checkpointer.stop().await;
         }
         if let Some(indexer) = self.indexer {
             indexer.stop().await;

@@ -125,6 +125,11 @@ impl Shipping {
         self.status.clone()
     }
 
+    /// The store it ships to (the pool is shared).
+    pub(crate) fn store(&self) -> Store {
+        self.store.clone()
+    }
+
     /// Make the store's schema this binary's before serving.
     ///
     /// # Errors

@@ -17,6 +17,7 @@ use clap::{Subcommand, ValueEnum};
 use tollgate_audit::{Filter, Outcome, QueryError, VerifyError, VerifyOptions};
 use tollgate_meter::GroupBy;
 
+use crate::checkpoint_cmd::{CheckpointArgs, KeyArgs};
 use crate::fleet_cmd::{Fleet, StoreSource, store_stop};
 use crate::index_cmd::{IndexArgs, IndexChoice};
 use crate::render::{self, QueryFormat, RenderError, Selection};
@@ -33,6 +34,9 @@ pub(crate) enum AuditCommand {
     /// Bring the audit index of a trail up to date (create it when
     /// missing): `audit query` and `usage` then answer from it.
     Index(IndexArgs),
+    /// Make a replica's checkpoint signing key (`[audit]
+    /// checkpoint_key`), or print an existing key's public half.
+    CheckpointKey(KeyArgs),
 }
 
 /// Arguments of `tollgate audit verify`.
@@ -46,6 +50,8 @@ pub(crate) struct VerifyArgs {
     /// so records cut from the end are detected too.
     #[arg(long)]
     sealed: bool,
+    #[command(flatten)]
+    checkpoint: CheckpointArgs,
 }
 
 /// Arguments of `tollgate audit query`.
@@ -177,6 +183,7 @@ pub(crate) fn run(command: &AuditCommand) -> ExitCode {
         AuditCommand::Verify(args) => verify(args),
         AuditCommand::Query(args) => query(args),
         AuditCommand::Index(args) => crate::index_cmd::index(args).map_err(Stop::Run).and_then(|t| print(&t)),
+        AuditCommand::CheckpointKey(args) => crate::checkpoint_cmd::key(args).and_then(|t| print(&t)),
     })
 }
 
@@ -204,7 +211,13 @@ fn verify(args: &VerifyArgs) -> Result<(), Stop> {
         require_sealed: args.sealed,
     };
     match tollgate_audit::verify_with(&args.paths, options) {
-        Ok(report) => print(&format!("{report}\n")),
+        Ok(report) => {
+            print(&format!("{report}\n"))?;
+            match crate::checkpoint_cmd::verify(&args.paths, &args.checkpoint)? {
+                Some(lines) => print(&lines),
+                None => Ok(()),
+            }
+        }
         Err(VerifyError::Tampered(t)) => Err(Stop::Trail(anyhow::anyhow!("the trail is not intact: {t}"))),
         Err(VerifyError::NoFiles) => Err(Stop::Run(anyhow::anyhow!(
             "no audit files (*.jsonl) in {}",
@@ -282,13 +295,7 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
     };
     let window = (args.window.since, args.window.until);
     let report = if let Some(url) = &args.fleet.store {
-        let fleet = Fleet::open(url, args.config.as_deref())?;
-        let filter = Filter {
-            since: window.0,
-            until: window.1,
-            ..Filter::default()
-        };
-        tollgate_report::spend::report_entries(fleet.records(filter)?, by, &prices).map_err(store_stop)?
+        Fleet::open(url, args.config.as_deref())?.usage(by, window, &prices)?
     } else {
         match args.source.open(&args.paths).map_err(Stop::Run)? {
             Some(index) => {

@@ -57,6 +57,11 @@ impl Fleet {
         Ok(Fleet { runtime, store })
     }
 
+    /// What `ask` asks of the store, awaited.
+    pub(crate) fn block_on<'s, F: Future>(&'s self, ask: impl FnOnce(&'s Store) -> F) -> F::Output {
+        self.runtime.block_on(ask(&self.store))
+    }
+
     /// The records matching `filter`, read as they are iterated.
     pub(crate) fn records(&self, filter: Filter) -> Result<Records<'_>, Stop> {
         let records = self.runtime.block_on(self.store.records(filter)).map_err(store_stop)?;

@@ -25,10 +25,30 @@ pub(super) fn validate(c: &Config, out: &mut Problems) {
     }
 }
 
-/// The checkpoint signing key, when `[audit] checkpoint_key` is set.
-pub(super) fn resolve(c: &Config, base: &Path, env: &dyn Environment, out: &mut Problems) -> Option<Secret> {
+/// What signs this replica's checkpoints, resolved at load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointSettings {
+    /// The Ed25519 private key (PKCS#8, PEM or DER).
+    pub key: Secret,
+    /// This replica's name, as in the store (`[store] replica`, else the
+    /// host name).
+    pub replica: String,
+}
+
+/// The checkpoint signer's settings, when `[audit] checkpoint_key` is set.
+pub(super) fn resolve(
+    c: &Config,
+    base: &Path,
+    env: &dyn Environment,
+    out: &mut Problems,
+) -> Option<CheckpointSettings> {
     let source = c.audit.checkpoint_key.as_ref()?;
-    read_secret(source, base, env)
+    let key = read_secret(source, base, env)
         .map_err(|msg| out.push((key(&["audit", "checkpoint_key"]), msg)))
-        .ok()
+        .ok();
+    let replica = super::store::replica_name(c, env, out);
+    Some(CheckpointSettings {
+        key: key?,
+        replica: replica?,
+    })
 }

@@ -106,7 +106,7 @@ pub(super) fn resolve(c: &Config, base: &Path, env: &dyn Environment, out: &mut 
 }
 
 /// `[store] replica`, else the host name (`HOSTNAME`, else the kernel's).
-fn replica_name(c: &Config, env: &dyn Environment, out: &mut Problems) -> Option<String> {
+pub(super) fn replica_name(c: &Config, env: &dyn Environment, out: &mut Problems) -> Option<String> {
     if let Some(r) = &c.store.replica {
         return Some(r.clone());
     }

@@ -130,7 +130,7 @@ fn limits_store_budgets_and_prices_are_validated_with_their_keys() {
     }
     let plain_tls = format!("{MINIMAL}\n[limits.redis]\nurl = \"redis://r:6379\"\ntls = {{ cert = \"c.pem\" }}\n");
     let e = errors(&plain_tls);
-    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e.len(), 3, "{e:?}");
     assert!(e.iter().all(|e| e.key == "limits.redis.tls"), "{e:?}");
     let good = format!(
         "{MINIMAL}\n[limits.redis]\nurl = \"rediss://redis.internal:6380\"\npassword = {{ env = \"REDIS_PW\" }}\n"
@@ -230,15 +230,19 @@ fn checkpoint_keys_are_checked_and_the_signing_key_resolved() {
         "A".repeat(43) + "="
     );
     let e = errors(&text);
-    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e.len(), 3, "{e:?}");
     assert_eq!(e[0].key, "audit.checkpoint_public_keys[1]");
     assert!(e[0].message.contains("32 bytes"), "{}", e[0].message);
     assert_eq!(e[1].key, "audit.checkpoint_key");
+    assert_eq!(e[2].key, "store.replica", "a checkpoint names its replica");
 
     let mut env = FakeEnv::default();
     env.0.insert("CP_KEY".into(), "-----BEGIN PRIVATE KEY-----\n…\n".into());
+    env.0.insert("HOSTNAME".into(), "gw-1".into());
     let loaded = load_str(Path::new("gw.toml"), &text.replace(", \"AAAA\"", ""), &env).unwrap();
-    assert!(loaded.checkpoint_key.is_some());
+    let checkpoint = loaded.checkpoint.unwrap();
+    assert!(checkpoint.key.expose().starts_with(b"-----BEGIN"));
+    assert_eq!(checkpoint.replica, "gw-1");
     assert_eq!(
         loaded.config.audit.checkpoint_interval,
         std::time::Duration::from_secs(60)
