@@ -15,7 +15,8 @@
 //!   real `tollgate validate`, `policy validate` and `catalog show` accept
 //!   it; every file the configuration names is mounted, the audit
 //!   directory is writable, ports and the grace period agree;
-//! - per file, what its features render.
+//! - per file, what its features render; the example
+//!   `examples/values-fleet.yaml` too.
 //!
 //! The plain manifest `deploy/kubernetes/tollgate.yaml` gets the same
 //! checks (`deploy/manifest.rs`).
@@ -46,11 +47,12 @@ use pod::Pod;
 use render::{Rendered, chart_dir, ci_values};
 
 /// The values files of `ci/`, each with a test in `cases.rs`.
-const VALUES_FILES: [&str; 4] = [
+const VALUES_FILES: [&str; 5] = [
     "config-values.yaml",
     "default-values.yaml",
     "existing-config-values.yaml",
     "full-values.yaml",
+    "statefulset-values.yaml",
 ];
 
 /// A values file, rendered and checked.
@@ -61,9 +63,14 @@ struct Checked {
     loaded: Option<Loaded>,
 }
 
-/// Every check that applies to any values file.
+/// Every check that applies to any values file of `ci/`.
 fn check(name: &str) -> Checked {
-    let values = ci_values(name);
+    check_file(&ci_values(name))
+}
+
+/// Every check that applies to any values file.
+fn check_file(values: &std::path::Path) -> Checked {
+    let values = values.to_owned();
     render::lint(&values);
     let rendered = Rendered::template(&values);
     kube::validate(&rendered);

@@ -163,7 +163,7 @@ fn network_policy(rendered: &Rendered) {
     let spec = &policy["spec"];
     assert_eq!(
         spec["podSelector"]["matchLabels"],
-        rendered.one("Deployment")["spec"]["selector"]["matchLabels"]
+        rendered.workload()["spec"]["selector"]["matchLabels"]
     );
     assert_eq!(spec["policyTypes"], json!(["Ingress"]));
     let rules = spec["ingress"].as_array().unwrap();
@@ -176,7 +176,7 @@ fn network_policy(rendered: &Rendered) {
 
 fn autoscaling(rendered: &Rendered) {
     assert!(
-        rendered.one("Deployment")["spec"].get("replicas").is_none(),
+        rendered.workload()["spec"].get("replicas").is_none(),
         "the autoscaler sets replicas"
     );
     let hpa = rendered.one("HorizontalPodAutoscaler");
@@ -274,4 +274,181 @@ fn existing_config_values_mount_objects_managed_elsewhere() {
         pair("tollgate-admin", "admin-token")
     );
     assert_eq!(rendered.pod_spec()["terminationGracePeriodSeconds"], 5 + 30 + 5);
+}
+
+#[test]
+fn statefulset_values_a_claim_per_replica_and_the_fleet_store() {
+    let Checked { rendered, pod, loaded } = check("statefulset-values.yaml");
+    let loaded = loaded.expect("the chart renders the configuration");
+    assert!(rendered.all("Deployment").is_empty(), "a StatefulSet instead");
+    let spec = &rendered.one("StatefulSet")["spec"];
+    assert_eq!(spec["serviceName"], object_name("headless"));
+    assert_eq!(spec["podManagementPolicy"], "Parallel");
+    assert_eq!(
+        spec["persistentVolumeClaimRetentionPolicy"],
+        json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
+    );
+    let claims = spec["volumeClaimTemplates"].as_array().unwrap();
+    assert_eq!(claims.len(), 1, "one claim per pod: its audit trail");
+    let claim = &claims[0];
+    assert_eq!(claim["metadata"]["name"], "audit");
+    assert_eq!(claim["metadata"]["annotations"]["backup.example.com/schedule"], "daily");
+    assert_eq!(claim["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+    assert_eq!(claim["spec"]["storageClassName"], "fast-ssd");
+    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "20Gi");
+    let declared: Vec<&Value> = rendered.pod_spec()["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["name"])
+        .collect();
+    assert!(
+        !declared.contains(&&json!("audit")),
+        "the claim, not audit.volume: {declared:?}"
+    );
+    let audit = pod.mounts.iter().find(|m| m.path == "/var/lib/tollgate/audit").unwrap();
+    assert!(audit.writable);
+    let hpa = &rendered.one("HorizontalPodAutoscaler")["spec"]["scaleTargetRef"];
+    assert_eq!(
+        (&hpa["kind"], &hpa["name"]),
+        (&json!("StatefulSet"), &json!(object_name("")))
+    );
+
+    let store = loaded.store.as_ref().expect("[store] postgres");
+    assert_eq!(store.replica, "tollgate-0", "a replica is named after its pod");
+    assert!(loaded.config.store.replica.is_none(), "no name shared by every pod");
+    let values = values_of("statefulset-values.yaml");
+    assert_eq!(
+        store.password.as_ref().map(|p| p.expose().to_vec()),
+        Some(values["store"]["password"].as_str().unwrap().as_bytes().to_vec())
+    );
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_STORE_PASSWORD"),
+        pair(&object_name("store"), "password")
+    );
+    assert!(
+        store.ca.is_some() && store.client.is_some(),
+        "the CA and a client certificate"
+    );
+    assert_eq!(store.pool_size, 6);
+    assert_eq!(store.statement_timeout.as_secs(), 20);
+    assert!(!store.migrate);
+    let tls = rendered.volume("store-tls").unwrap();
+    assert_eq!(tls["secret"]["secretName"], "tollgate-store-tls");
+    assert_eq!(
+        tls["secret"]["items"],
+        json!([
+            {"key": "ca.crt", "path": "ca.crt"},
+            {"key": "tls.crt", "path": "tls.crt"},
+            {"key": "tls.key", "path": "tls.key"}
+        ])
+    );
+    super::cli::store_url_is_understood(&pod);
+}
+
+#[test]
+fn the_fleet_example_a_managed_postgres_from_existing_secrets() {
+    let example = super::chart_dir().join("examples/values-fleet.yaml");
+    let Checked { rendered, pod, loaded } = super::check_file(&example);
+    let loaded = loaded.expect("the chart renders the configuration");
+    assert_eq!(rendered.one("StatefulSet")["spec"]["replicas"], 3);
+    assert!(rendered.all("Secret").is_empty(), "every Secret exists already");
+    let store = loaded.store.as_ref().expect("[store] postgres");
+    assert!(store.url.contains(".rds.amazonaws.com:5432/"), "{}", store.url);
+    assert!(store.url.ends_with("?sslmode=require"), "{}", store.url);
+    assert!(store.password.is_some() && store.ca.is_some() && store.client.is_none());
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_STORE_PASSWORD"),
+        pair("tollgate-store", "password")
+    );
+    let tls = rendered.volume("store-tls").unwrap();
+    assert_eq!(tls["secret"]["secretName"], "tollgate-store-tls");
+    assert_eq!(tls["secret"]["items"], json!([{"key": "ca.crt", "path": "ca.crt"}]));
+    super::cli::store_url_is_understood(&pod);
+}
+
+/// The chart rendered with the default values and `sets`.
+fn rendered_with(sets: &[&str]) -> Rendered {
+    let mut cmd = super::render::template_command(&ci_values("default-values.yaml"), super::render::MIN_KUBE);
+    for set in sets {
+        cmd.args(["--set", set]);
+    }
+    let out = super::render::run(&mut cmd, b"");
+    Rendered {
+        docs: yaml_documents(&out.stdout),
+    }
+}
+
+fn config_text(rendered: &Rendered) -> String {
+    let text = rendered.entry("ConfigMap", &object_name("config"), "tollgate.toml");
+    String::from_utf8(text.unwrap()).unwrap()
+}
+
+/// Checkpoint settings are written only when set, the signing key read
+/// from an existing Secret. (Their keys are checked by `tollgate
+/// validate` once the configuration has them: the ci files set none.)
+#[test]
+fn checkpoint_settings_only_when_set_the_key_from_a_secret() {
+    let plain = rendered_with(&[]);
+    assert!(!config_text(&plain).contains("checkpoint"));
+    let env = plain.container()["env"].as_array().unwrap();
+    assert!(env.iter().all(|e| e["name"] != "TOLLGATE_CHECKPOINT_KEY"));
+
+    let signed = rendered_with(&[
+        "checkpoint.interval=30s",
+        "checkpoint.existingSecret=tollgate-checkpoint",
+        "checkpoint.publicKeys[0]=ed25519:AAAA",
+    ]);
+    let text = config_text(&signed);
+    let audit = text.split("\n[").find(|t| t.starts_with("audit]")).expect("[audit]");
+    for line in [
+        "checkpoint_interval = \"30s\"",
+        "checkpoint_key = { env = \"TOLLGATE_CHECKPOINT_KEY\" }",
+        "checkpoint_public_keys = [\"ed25519:AAAA\"]",
+    ] {
+        assert!(audit.lines().any(|l| l == line), "[audit] lacks {line}:\n{audit}");
+    }
+    assert_eq!(
+        ref_of(&signed, "TOLLGATE_CHECKPOINT_KEY"),
+        pair("tollgate-checkpoint", "checkpoint-key")
+    );
+    assert!(
+        signed
+            .all("Secret")
+            .iter()
+            .all(|s| s["metadata"]["name"] != "tollgate-checkpoint")
+    );
+}
+
+#[test]
+fn store_values_are_refused_when_incomplete_or_with_a_password_in_the_url() {
+    let url = "store.postgres.url=postgres://tollgate@db.example.com/tollgate";
+    for (sets, says) in [
+        (
+            &[url, "store.postgres.tls.enabled=true"][..],
+            "store.postgres.tls.secretName is required",
+        ),
+        (
+            &[
+                url,
+                "store.postgres.tls.enabled=true",
+                "store.postgres.tls.secretName=s",
+                "store.postgres.tls.ca=false",
+            ][..],
+            "store.postgres.tls needs ca or clientCertificate",
+        ),
+        (
+            &["store.postgres.url=postgres://tollgate:hunter2@db.example.com/tollgate"][..],
+            "/store/postgres/url",
+        ),
+        (&["workload=daemonset"][..], "workload"),
+    ] {
+        let mut cmd = super::render::template_command(&ci_values("default-values.yaml"), super::render::MIN_KUBE);
+        for set in sets {
+            cmd.args(["--set", set]);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{sets:?}: {stderr}");
+    }
 }

@@ -29,7 +29,7 @@ pub(crate) fn pod_shape(rendered: &Rendered) {
     for (kind, what) in [("requests", "cpu"), ("requests", "memory"), ("limits", "memory")] {
         assert!(c["resources"][kind][what].is_string(), "resources.{kind}.{what}");
     }
-    let template = &rendered.one("Deployment")["spec"]["template"];
+    let template = &rendered.workload()["spec"]["template"];
     let annotations = template["metadata"]["annotations"]
         .as_object()
         .cloned()
@@ -72,7 +72,11 @@ fn security(pod: &Value, c: &Value) {
 }
 
 fn services(rendered: &Rendered) {
-    let services = rendered.all("Service");
+    let (headless, services): (Vec<&Value>, Vec<&Value>) = rendered
+        .all("Service")
+        .into_iter()
+        .partition(|s| s["spec"]["clusterIP"] == "None");
+    headless_service(rendered, &headless);
     assert_eq!(services.len(), 2, "the MCP Service and the admin Service");
     for (service, port) in services.iter().zip(["mcp", "admin"]) {
         let ports = service["spec"]["ports"].as_array().unwrap();
@@ -84,6 +88,27 @@ fn services(rendered: &Rendered) {
         services[1]["spec"]["type"], "ClusterIP",
         "the admin listener stays inside"
     );
+}
+
+/// A StatefulSet is governed by one headless Service selecting its pods
+/// (their DNS names); a Deployment has none.
+fn headless_service(rendered: &Rendered, headless: &[&Value]) {
+    let workload = rendered.workload();
+    if workload["kind"] == "Deployment" {
+        assert!(headless.is_empty(), "a headless Service without a StatefulSet");
+        return;
+    }
+    assert_eq!(headless.len(), 1, "one headless Service");
+    let service = headless[0];
+    assert_eq!(service["metadata"]["name"], workload["spec"]["serviceName"]);
+    assert_eq!(service["spec"]["selector"], workload["spec"]["selector"]["matchLabels"]);
+    let ports: Vec<&Value> = service["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["targetPort"])
+        .collect();
+    assert_eq!(ports, ["mcp", "admin"]);
 }
 
 /// The pod and the configuration it runs agree.
@@ -196,6 +221,14 @@ fn files_mounted(pod: &Pod, loaded: &Loaded) {
                 .map(|p| base.join(p)),
         );
     }
+    if let Some(pg) = &c.store.postgres {
+        named.extend(
+            [&pg.ca_file, &pg.cert_file, &pg.key_file]
+                .into_iter()
+                .flatten()
+                .map(|p| base.join(p)),
+        );
+    }
     named.extend(c.policy.resolved_dir(&config));
     let off = tollgate_config::CatalogMode::Off;
     if c.catalog.mode != off || c.servers.iter().any(|s| s.catalog.is_some_and(|m| m != off)) {
@@ -220,7 +253,7 @@ fn secrets_kept_out_of_config_maps(rendered: &Rendered, pod: &Pod) {
         .map(|m| m["data"].to_string())
         .collect();
     for (name, value) in &pod.env {
-        if value.len() < 8 || value == PLACEHOLDER_SECRET {
+        if value.len() < 8 || value == PLACEHOLDER_SECRET || name == "HOSTNAME" {
             continue;
         }
         assert!(
@@ -232,7 +265,7 @@ fn secrets_kept_out_of_config_maps(rendered: &Rendered, pod: &Pod) {
 
 /// The prometheus.io annotations on the pod template.
 pub(crate) fn scrape_annotations(rendered: &Rendered, scheme: &str) {
-    let annotations = &rendered.one("Deployment")["spec"]["template"]["metadata"]["annotations"];
+    let annotations = &rendered.workload()["spec"]["template"]["metadata"]["annotations"];
     let admin = rendered.container()["ports"][1]["containerPort"].to_string();
     assert_eq!(annotations["prometheus.io/scrape"], "true");
     assert_eq!(annotations["prometheus.io/port"], admin.as_str());

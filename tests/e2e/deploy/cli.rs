@@ -73,3 +73,69 @@ pub(crate) fn refused(pod: &Pod) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// The store's URL is one the PostgreSQL client takes: `tollgate store
+/// status` fails to reach the (absent) server, not to read the URL, which
+/// `tollgate validate` does not parse as the client does.
+pub(crate) fn store_url_is_understood(pod: &Pod) {
+    real_store_certificates(pod);
+    let config = pod.config_file();
+    let out = Command::new(tollgate_bin())
+        .args(["store", "status", "--config", config.to_str().unwrap()])
+        .env_clear()
+        .envs(&pod.env)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the store") && !stderr.contains("store settings"),
+        "{stderr}"
+    );
+}
+
+/// Replace the placeholders of a store TLS Secret the chart does not
+/// render with a real certificate and key (by `openssl`), which the client
+/// parses before it connects.
+fn real_store_certificates(pod: &Pod) {
+    let dir = pod.path("/etc/tollgate/store-tls");
+    let external = pod
+        .mount_of(Path::new("/etc/tollgate/store-tls"))
+        .is_some_and(|m| m.external);
+    if !external {
+        return;
+    }
+    let out = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args([
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=store",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (from, to) in [("cert.pem", "ca.crt"), ("cert.pem", "tls.crt"), ("key.pem", "tls.key")] {
+        if dir.join(to).exists() {
+            std::fs::copy(dir.join(from), dir.join(to)).unwrap();
+        }
+    }
+}

@@ -58,12 +58,22 @@ impl Pod {
         for mount in container["volumeMounts"].as_array().unwrap() {
             let name = mount["name"].as_str().unwrap();
             let volume = rendered.volume(name).unwrap_or_else(|| panic!("no volume {name}"));
-            pod.mount(rendered, volume, mount);
+            pod.mount(rendered, &volume, mount);
         }
         for var in container["env"].as_array().unwrap() {
             let value = env_value(rendered, var);
             let name = var["name"].as_str().unwrap().to_owned();
             assert!(pod.env.insert(name.clone(), value).is_none(), "{name} set twice");
+        }
+        let workload = rendered.workload();
+        if workload["kind"] == "StatefulSet" {
+            // The container runtime sets HOSTNAME to the pod's host name,
+            // which for a StatefulSet's pod is its name: RELEASE-0, ...
+            let first = format!("{}-0", workload["metadata"]["name"].as_str().unwrap());
+            assert!(
+                pod.env.insert("HOSTNAME".into(), first).is_none(),
+                "HOSTNAME set by the chart"
+            );
         }
         pod
     }

@@ -126,9 +126,25 @@ impl Rendered {
         all[0]
     }
 
-    /// The Deployment's pod spec.
+    /// The workload: the one Deployment or StatefulSet.
+    pub(crate) fn workload(&self) -> &Value {
+        let all: Vec<&Value> = self
+            .docs
+            .iter()
+            .filter(|d| d["kind"] == "Deployment" || d["kind"] == "StatefulSet")
+            .collect();
+        assert_eq!(
+            all.len(),
+            1,
+            "expected one Deployment or StatefulSet, rendered {}",
+            all.len()
+        );
+        all[0]
+    }
+
+    /// The workload's pod spec.
     pub(crate) fn pod_spec(&self) -> &Value {
-        &self.one("Deployment")["spec"]["template"]["spec"]
+        &self.workload()["spec"]["template"]["spec"]
     }
 
     /// The gateway's container.
@@ -138,13 +154,22 @@ impl Rendered {
         &containers[0]
     }
 
-    /// A volume of the pod, by name.
-    pub(crate) fn volume(&self, name: &str) -> Option<&Value> {
-        self.pod_spec()["volumes"]
+    /// A volume of the pod, by name: one of the pod spec's, or a
+    /// StatefulSet's claim template, as the claim of its first pod.
+    pub(crate) fn volume(&self, name: &str) -> Option<Value> {
+        let declared = self.pod_spec()["volumes"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|v| v["name"] == name)
+            .find(|v| v["name"] == name);
+        if let Some(volume) = declared {
+            return Some(volume.clone());
+        }
+        let workload = self.workload();
+        let templates = workload["spec"]["volumeClaimTemplates"].as_array()?;
+        templates.iter().find(|t| t["metadata"]["name"] == name)?;
+        let claim = format!("{name}-{}-0", workload["metadata"]["name"].as_str().unwrap());
+        Some(serde_json::json!({"name": name, "persistentVolumeClaim": {"claimName": claim}}))
     }
 
     /// A ConfigMap's or Secret's entries, decoded (a Secret's

@@ -35,6 +35,7 @@ worker_threads = {{ int . }}
 {{- include "tollgate.config.policy" . }}
 {{- include "tollgate.config.catalog" . }}
 {{- include "tollgate.config.redis" . }}
+{{- include "tollgate.config.store" . }}
 {{- include "tollgate.config.console" . }}
 {{- range .Values.servers }}
 
@@ -80,11 +81,21 @@ ttl = {{ toJson . }}
 {{- end }}
 
 {{- define "tollgate.config.audit" -}}
+{{- $cp := .Values.checkpoint -}}
 [audit]
 enabled = {{ .Values.audit.enabled }}
 {{- if .Values.audit.enabled }}
 directory = "/var/lib/tollgate/audit"
 durability = {{ toJson .Values.audit.durability }}
+{{- end }}
+{{- with $cp.interval }}
+checkpoint_interval = {{ toJson . }}
+{{- end }}
+{{- if $cp.existingSecret }}
+checkpoint_key = { env = "TOLLGATE_CHECKPOINT_KEY" }
+{{- end }}
+{{- with $cp.publicKeys }}
+checkpoint_public_keys = {{ include "tollgate.toml.value" . }}
 {{- end }}
 {{- end }}
 
@@ -143,6 +154,32 @@ key_prefix = {{ toJson . }}
 {{- end }}
 tls = { {{ join ", " $tls }} }
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* `[store]`: the fleet store, when `store.postgres.url` is set. */}}
+{{- define "tollgate.config.store" -}}
+{{- $s := .Values.store }}
+{{- $pg := $s.postgres }}
+{{- if $pg.url }}
+{{- $settings := list (printf "url = %s" (toJson $pg.url)) }}
+{{- if include "tollgate.storePassword" . }}
+{{- $settings = append $settings "password = { env = \"TOLLGATE_STORE_PASSWORD\" }" }}
+{{- end }}
+{{- if $pg.tls.enabled }}
+{{- if $pg.tls.ca }}{{ $settings = append $settings "ca_file = \"../store-tls/ca.crt\"" }}{{ end }}
+{{- if $pg.tls.clientCertificate }}
+{{- $settings = concat $settings (list "cert_file = \"../store-tls/tls.crt\"" "key_file = \"../store-tls/tls.key\"") }}
+{{- end }}
+{{- end }}
+{{- with $pg.poolSize }}{{ $settings = append $settings (printf "pool_size = %d" (int .)) }}{{ end }}
+{{- with $pg.statementTimeout }}{{ $settings = append $settings (printf "statement_timeout = %s" (toJson .)) }}{{ end }}
+
+# No `replica`: each replica is named in the store by its host name, its
+# pod's name (stable in a StatefulSet).
+[store]
+migrate = {{ $s.migrate }}
+postgres = { {{ join ", " $settings }} }
 {{- end }}
 {{- end }}
 

@@ -114,3 +114,12 @@ be /console.
 {{- define "tollgate.terminationGracePeriod" -}}
 {{- add .Values.shutdown.preStopSleep .Values.shutdown.grace .Values.shutdown.margin }}
 {{- end }}
+
+{{- define "tollgate.storeSecretName" -}}
+{{- .Values.store.existingSecret | default (printf "%s-store" (include "tollgate.fullname" .)) }}
+{{- end }}
+
+{{/* Whether the store has a password, from the values or an existing Secret. */}}
+{{- define "tollgate.storePassword" -}}
+{{- if and .Values.store.postgres.url (or .Values.store.password .Values.store.existingSecret) }}true{{ end }}
+{{- end }}

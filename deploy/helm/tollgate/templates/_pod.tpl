@@ -50,6 +50,20 @@
       name: {{ include "tollgate.redisSecretName" . }}
       key: {{ ternary .Values.redis.existingSecretPasswordKey "redis-password" (ne .Values.redis.existingSecret "") }}
 {{- end }}
+{{- if include "tollgate.storePassword" . }}
+- name: TOLLGATE_STORE_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tollgate.storeSecretName" . }}
+      key: {{ ternary .Values.store.existingSecretPasswordKey "password" (ne .Values.store.existingSecret "") }}
+{{- end }}
+{{- with .Values.checkpoint.existingSecret }}
+- name: TOLLGATE_CHECKPOINT_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.checkpoint.existingSecretKey }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -80,6 +94,11 @@
 {{- if and .Values.redis.enabled .Values.redis.tls.enabled }}
 - name: redis-tls
   mountPath: /etc/tollgate/redis-tls
+  readOnly: true
+{{- end }}
+{{- if and .Values.store.postgres.url .Values.store.postgres.tls.enabled }}
+- name: store-tls
+  mountPath: /etc/tollgate/store-tls
   readOnly: true
 {{- end }}
 {{- if .Values.audit.enabled }}
@@ -137,7 +156,24 @@
       - { key: tls.key, path: tls.key }
       {{- end }}
 {{- end }}
-{{- if .Values.audit.enabled }}
+{{- $storeTls := .Values.store.postgres.tls }}
+{{- if and .Values.store.postgres.url $storeTls.enabled }}
+{{- if not (or $storeTls.ca $storeTls.clientCertificate) }}
+{{- fail "store.postgres.tls needs ca or clientCertificate (a server with a public CA needs no files: leave store.postgres.tls off)" }}
+{{- end }}
+- name: store-tls
+  secret:
+    secretName: {{ required "store.postgres.tls.secretName is required with store.postgres.tls.enabled" $storeTls.secretName }}
+    items:
+      {{- if $storeTls.ca }}
+      - { key: ca.crt, path: ca.crt }
+      {{- end }}
+      {{- if $storeTls.clientCertificate }}
+      - { key: tls.crt, path: tls.crt }
+      - { key: tls.key, path: tls.key }
+      {{- end }}
+{{- end }}
+{{- if and .Values.audit.enabled (not (include "tollgate.statefulset" .)) }}
 - name: audit
   {{- toYaml .Values.audit.volume | nindent 2 }}
 {{- end }}
