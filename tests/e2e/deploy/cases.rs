@@ -343,6 +343,17 @@ fn statefulset_values_a_claim_per_replica_and_the_fleet_store() {
             {"key": "tls.key", "path": "tls.key"}
         ])
     );
+    let audit = &loaded.config.audit;
+    assert_eq!(audit.checkpoint_interval.as_secs(), 30);
+    assert!(audit.checkpoint_key.is_some());
+    assert_eq!(
+        audit.checkpoint_public_keys,
+        ["+yr8cgjvymFmmktv/Oeq1kMpF3sRBi2uNCghcpN1oEI="]
+    );
+    assert_eq!(
+        ref_of(&rendered, "TOLLGATE_CHECKPOINT_KEY"),
+        pair("tollgate-checkpoint", "checkpoint-key")
+    );
     super::cli::store_url_is_understood(&pod);
 }
 
@@ -385,8 +396,8 @@ fn config_text(rendered: &Rendered) -> String {
 }
 
 /// Checkpoint settings are written only when set, the signing key read
-/// from an existing Secret. (Their keys are checked by `tollgate
-/// validate` once the configuration has them: the ci files set none.)
+/// from an existing Secret (`statefulset-values.yaml` sets them all and
+/// the configuration loads them).
 #[test]
 fn checkpoint_settings_only_when_set_the_key_from_a_secret() {
     let plain = rendered_with(&[]);
