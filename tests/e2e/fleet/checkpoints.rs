@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tollgate_e2e::Demo;
+use tollgate_e2e::audit_support::try_metric;
 use tollgate_e2e::children::{ChildGateway, tollgate_cli};
 use tollgate_e2e::postgres::PostgresServer;
 
@@ -88,6 +89,11 @@ async fn checkpoints_prove_a_replicas_files_and_catch_a_consistent_rewrite() {
     }
     let stored = wait_for_checkpoints(&pg).await;
     assert!(stored >= 1);
+    let metrics = gw.metrics().await;
+    let count = |outcome| try_metric(&metrics, "tollgate_audit_checkpoints_total", &[("outcome", outcome)]);
+    assert!(count("stored").unwrap() >= 1.0, "{metrics}");
+    assert!(count("signed").unwrap() >= count("stored").unwrap());
+    assert!(try_metric(&metrics, "tollgate_audit_checkpoint_stored_timestamp_seconds", &[]).unwrap() > 0.0);
     terminate(&mut gw).await;
     assert!(gw.log().contains("audit checkpoint signed"), "{}", gw.log());
 
