@@ -45,8 +45,12 @@ pub(crate) fn pool(settings: &StoreSettings) -> Result<Pool> {
 /// statement timeout as a session setting, TLS required when TLS material
 /// is configured.
 fn client_config(s: &StoreSettings) -> Result<tokio_postgres::Config> {
-    let mut config = tokio_postgres::Config::from_str(&s.url)
+    let (url, verify) = verify_modes(&s.url);
+    let mut config = tokio_postgres::Config::from_str(&url)
         .map_err(|e| StoreError::Settings(format!("the url is not a PostgreSQL URL: {e}")))?;
+    if verify {
+        config.ssl_mode(SslMode::Require);
+    }
     if let Some(password) = &s.password {
         config.password(password.as_bytes());
     }
@@ -64,6 +68,23 @@ fn client_config(s: &StoreSettings) -> Result<tokio_postgres::Config> {
         .application_name("tollgate")
         .connect_timeout(s.connect_timeout);
     Ok(config)
+}
+
+/// The URL with libpq's `sslmode=verify-ca` and `verify-full` (what
+/// managed PostgreSQL services tell users to write) as `require`, and
+/// whether one was there: the client knows only `disable`, `prefer` and
+/// `require`, and its TLS always verifies the server's certificate and
+/// name, so both verifying modes are what `require` does here.
+fn verify_modes(url: &str) -> (String, bool) {
+    let mut out = url.to_owned();
+    let mut found = false;
+    for mode in ["sslmode=verify-full", "sslmode=verify-ca"] {
+        if out.contains(mode) {
+            out = out.replace(mode, "sslmode=require");
+            found = true;
+        }
+    }
+    (out, found)
 }
 
 /// rustls for the store: the configured CA (else the web roots), the
@@ -128,6 +149,17 @@ mod tests {
         assert_eq!(client_config(&s).unwrap().get_ssl_mode(), SslMode::Require);
         s.url.push_str("?sslmode=disable");
         assert!(matches!(client_config(&s), Err(StoreError::Settings(_))));
+    }
+
+    #[test]
+    fn libpq_verify_modes_require_tls() {
+        for url in [
+            "postgres://tollgate@db.rds.example.com/gov?sslmode=verify-full",
+            "postgres://tollgate@db/gov?application_name=x&sslmode=verify-ca",
+        ] {
+            let c = client_config(&StoreSettings::new(url)).unwrap();
+            assert_eq!(c.get_ssl_mode(), SslMode::Require, "{url}");
+        }
     }
 
     #[test]
