@@ -268,12 +268,17 @@ async fn every_dashboard_query_and_alert_expression_finds_the_gateways_series() 
     for rule in &rules {
         let query = rule["query"].as_str().unwrap();
         assert_ne!(rule["health"], "err", "{rule:#}");
-        // Exported only with a fleet store (`[store] postgres`) or a
-        // checkpoint key: tests/e2e/fleet.rs reads them from replicas that
-        // have one.
+        // Exported only with a fleet store (`[store] postgres`), a
+        // checkpoint key (tests/e2e/fleet.rs reads them from replicas that
+        // have one) or a TLS listener (tests/e2e/limits/tls.rs).
+        const ELSEWHERE: [&str; 3] = [
+            "tollgate_store_ship_lag_seconds",
+            "tollgate_audit_checkpoints_total",
+            "tollgate_tls_certificate_expiry_timestamp_seconds",
+        ];
         for name in metric_names(query)
             .into_iter()
-            .filter(|n| n != "tollgate_store_ship_lag_seconds" && n != "tollgate_audit_checkpoints_total")
+            .filter(|n| !ELSEWHERE.contains(&n.as_str()))
         {
             let series = prometheus.query(&format!("count({{__name__=\"{name}\"}})")).await;
             if series.is_empty() {

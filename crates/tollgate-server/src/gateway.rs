@@ -173,7 +173,7 @@ impl Gateway {
                 grace: config.shutdown.grace,
             },
             workers,
-            tls: listener_tls(loaded)?,
+            tls: listener_tls(loaded, &registry)?,
         })
     }
 
@@ -304,18 +304,23 @@ fn worker_count(config: &Config) -> usize {
 
 /// The TLS of the public and admin listeners (`[listen.tls]`,
 /// `[listen.admin_tls]`), paths relative to the configuration file.
-fn listener_tls(loaded: &Loaded) -> Result<(Option<ListenerTls>, Option<ListenerTls>), GatewayError> {
+fn listener_tls(loaded: &Loaded, registry: &Registry) -> Result<(Option<ListenerTls>, Option<ListenerTls>), GatewayError> {
     let base = loaded.path.parent().unwrap_or(std::path::Path::new("."));
-    let build = |t: &Option<tollgate_config::ListenerTls>, key: &str| {
-        t.as_ref()
-            .map(|t| ListenerTls::new(t, base))
+    let build = |t: &Option<tollgate_config::ListenerTls>, key: &str, listener: &str| {
+        let tls = t
+            .as_ref()
+            .map(|t| ListenerTls::new(t, base, listener))
             .transpose()
-            .map_err(|e| GatewayError::Tls(format!("{key}: {e}")))
+            .map_err(|e| GatewayError::Tls(format!("{key}: {e}")))?;
+        if let Some(tls) = &tls {
+            registry.register(Box::new(tls.expiry()))?;
+        }
+        Ok::<_, GatewayError>(tls)
     };
     let listen = &loaded.config.listen;
     Ok((
-        build(&listen.tls, "listen.tls")?,
-        build(&listen.admin_tls, "listen.admin_tls")?,
+        build(&listen.tls, "listen.tls", "public")?,
+        build(&listen.admin_tls, "listen.admin_tls", "admin")?,
     ))
 }
 

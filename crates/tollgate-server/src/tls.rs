@@ -7,8 +7,9 @@
 //! certificate is served through a resolver whose key pair can be swapped:
 //! a task checks the files every `reload_interval` and loads a changed
 //! pair for new connections (open ones keep theirs; a pair that does not
-//! load is logged and the old one kept). With `client_ca`, every client
-//! must present a certificate chaining to it.
+//! load is logged and the old one kept). The served certificate's expiry
+//! is a gauge, so an alert warns before it lapses. With `client_ca`,
+//! every client must present a certificate chaining to it.
 //!
 //! Toward an upstream, [`upstream_config`] builds the client side: the
 //! public (webpki) roots plus `[[servers]] tls.ca`, and the client
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
+use prometheus::{IntGauge, Opts};
 use rustls::RootCertStore;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
@@ -40,6 +42,9 @@ pub enum TlsError {
     /// rustls refused the configuration.
     #[error("TLS: {0}")]
     Rustls(#[from] rustls::Error),
+    /// The expiry metric could not be made.
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
 }
 
 fn file_error(path: &Path, reason: impl ToString) -> TlsError {
@@ -67,6 +72,9 @@ pub struct ListenerTls {
     cert: PathBuf,
     key: PathBuf,
     interval: Duration,
+    /// When the served certificate expires (Unix time), for
+    /// `tollgate_tls_certificate_expiry_timestamp_seconds`.
+    expiry: IntGauge,
 }
 
 impl std::fmt::Debug for ListenerTls {
@@ -119,6 +127,26 @@ fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
         .map_err(|e| file_error(path, e))
 }
 
+/// When the first (leaf) certificate of `pair` stops being valid, in
+/// Unix seconds; 0 when it cannot be read.
+fn not_after(pair: &CertifiedKey) -> i64 {
+    pair.cert
+        .first()
+        .and_then(|der| x509_parser::parse_x509_certificate(der.as_ref()).ok())
+        .map_or(0, |(_, cert)| cert.validity().not_after.timestamp())
+}
+
+/// The expiry gauge of listener `listener` (`public` or `admin`),
+/// registered by the gateway.
+fn expiry_gauge(listener: &str) -> Result<IntGauge, TlsError> {
+    let opts = Opts::new(
+        "tollgate_tls_certificate_expiry_timestamp_seconds",
+        "When the certificate a TLS listener serves expires (Unix time), updated when it is reloaded.",
+    )
+    .const_label("listener", listener);
+    Ok(IntGauge::with_opts(opts)?)
+}
+
 /// The certificate chain and key in two PEM files.
 fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
     let chain = certificates(cert)?;
@@ -134,15 +162,18 @@ fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
 }
 
 impl ListenerTls {
-    /// The TLS of a listener configured by `config`, its paths relative to
-    /// `base`.
+    /// The TLS of listener `listener` (`public` or `admin`) configured by
+    /// `config`, its paths relative to `base`.
     ///
     /// # Errors
     ///
     /// [`TlsError`] naming the file that cannot be used.
-    pub fn new(config: &tollgate_config::ListenerTls, base: &Path) -> Result<ListenerTls, TlsError> {
+    pub fn new(config: &tollgate_config::ListenerTls, base: &Path, listener: &str) -> Result<ListenerTls, TlsError> {
         let (cert, key) = (base.join(&config.cert), base.join(&config.key));
-        let current = Arc::new(Current(ArcSwap::from_pointee(load_pair(&cert, &key)?)));
+        let pair = load_pair(&cert, &key)?;
+        let expiry = expiry_gauge(listener)?;
+        expiry.set(not_after(&pair));
+        let current = Arc::new(Current(ArcSwap::from_pointee(pair)));
         let builder = rustls::ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
         let builder = match &config.client_ca {
             Some(ca) => {
@@ -166,7 +197,13 @@ impl ListenerTls {
             cert,
             key,
             interval: config.reload_interval,
+            expiry,
         })
+    }
+
+    /// The gauge of the served certificate's expiry, to register.
+    pub(crate) fn expiry(&self) -> IntGauge {
+        self.expiry.clone()
     }
 
     /// The acceptor for the serve loop.
@@ -187,6 +224,7 @@ impl ListenerTls {
             }
             match load_pair(&self.cert, &self.key) {
                 Ok(pair) => {
+                    self.expiry.set(not_after(&pair));
                     self.current.0.store(Arc::new(pair));
                     seen = now;
                     tracing::info!(cert = %self.cert.display(), "TLS certificate reloaded");

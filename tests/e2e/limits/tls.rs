@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 use tollgate_e2e::Demo;
-use tollgate_e2e::audit_support::modern;
+use tollgate_e2e::audit_support::{modern, try_metric};
 use tollgate_e2e::children::{ChildGateway, RedisServer, ts_plan_client_env};
 use tollgate_e2e::modern_body;
 
@@ -199,6 +199,22 @@ async fn listeners_serve_tls_reload_their_certificate_and_can_require_client_cer
     let (cert, key) = (path("client.pem"), path("client.key"));
     let (code, out) = curl(&["--cacert", &next_ca, "--cert", &cert, "--key", &key, &healthz]).await;
     assert_eq!((code, out.as_str()), (0, "ok\n"));
+
+    // Each listener's certificate expiry, as reloaded: the test
+    // certificates are valid for two days from their making.
+    let metrics = healthz.replace("/healthz", "/metrics");
+    let (code, out) = curl(&["--cacert", &next_ca, "--cert", &cert, "--key", &key, &metrics]).await;
+    assert_eq!(code, 0, "{out}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    for listener in ["public", "admin"] {
+        let name = "tollgate_tls_certificate_expiry_timestamp_seconds";
+        let expiry = try_metric(&out, name, &[("listener", listener)]).unwrap();
+        let days = (expiry - now) / 86_400.0;
+        assert!((1.99..2.001).contains(&days), "{listener}: expires in {days} days");
+    }
 }
 
 #[tokio::test]
