@@ -15,7 +15,7 @@ use crate::line::{ERROR, REFUSED, from_micros, micros, outcome_code};
 /// report sums, and what pricing reads beside it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IndexedCall<'a> {
-    /// The call as usage sees it; its `cost` is 0 (the caller prices it).
+    /// The call as usage sees it; its `per_million` is 0 (the caller prices it).
     pub usage: UsageSample<'a>,
     /// The virtual server it came through.
     pub via: Option<&'a str>,
@@ -49,7 +49,7 @@ impl<'a> From<&'a CallRecord> for IndexedCall<'a> {
                 tokens: r.tokens,
                 catalog: r.catalog,
                 duration_us: r.duration_us,
-                cost: 0.0,
+                per_million: 0.0,
             },
             via: r.virtual_server.as_deref(),
             exposed: r.exposed_name.as_deref(),
@@ -108,7 +108,7 @@ impl Index {
                     tokens: u(r.get(13).map_err(&err)?),
                     catalog: r.get(14).map_err(&err)?,
                     duration_us: u(r.get(15).map_err(&err)?),
-                    cost: 0.0,
+                    per_million: 0.0,
                 },
                 via: n.text(id(4).map_err(&err)?),
                 exposed: n.text(id(6).map_err(&err)?),

@@ -28,8 +28,9 @@ mod usage;
 
 pub use calls::{BUCKETS, CallMetrics, MAX_TEAMS};
 pub use error::MeterError;
+pub use percentile::{EXACT_DURATIONS, duration_bucket};
 pub use spend::{ByteMeter, DEFAULT_BYTES_PER_TOKEN, TokenEstimator, is_catalog};
-pub use usage::{GroupBy, NONE_KEY, Usage, UsageReport, UsageRow, UsageSample, usage};
+pub use usage::{GroupBy, NONE_KEY, Usage, UsageReport, UsageRow, UsageSample, UsageSums, usage};
 
 /// The result type of this crate.
 pub type Result<T, E = MeterError> = std::result::Result<T, E>;

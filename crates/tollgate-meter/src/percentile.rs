@@ -1,9 +1,13 @@
 //! Percentiles of durations per usage group, in bounded memory: exact up
-//! to [`EXACT_MAX`] values, then a log-linear histogram (32 sub-buckets per
-//! power of two: at most 1/32 relative error, 7.5 KiB per group).
+//! to [`EXACT_DURATIONS`] values, then a log-linear histogram (32
+//! sub-buckets per power of two: at most 1/32 relative error, 7.5 KiB per
+//! group). A group summed elsewhere (a database) gives its exact values
+//! when it has at most that many, else its counts per [`duration_bucket`],
+//! and gets the same percentiles.
 
 /// Values kept exactly before switching to buckets.
-const EXACT_MAX: usize = 1024;
+pub const EXACT_DURATIONS: usize = 1024;
+const EXACT_MAX: usize = EXACT_DURATIONS;
 const SUB_BITS: u32 = 5;
 const SUB: u64 = 1 << SUB_BITS;
 const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB as usize;
@@ -19,6 +23,13 @@ impl Default for Distribution {
     fn default() -> Distribution {
         Distribution::Exact(Vec::new())
     }
+}
+
+/// The histogram bucket of a duration: the value itself below 32, else
+/// 32 sub-buckets per power of two (`(floor(log2 v) - 4) * 32` plus the
+/// five bits after the leading one).
+pub fn duration_bucket(v: u64) -> usize {
+    bucket(v)
 }
 
 fn bucket(v: u64) -> usize {
@@ -59,6 +70,24 @@ impl Distribution {
                 *c = c.saturating_add(1);
                 *n += 1;
             }
+        }
+    }
+
+    /// `count` values in bucket `i` (values beyond the histogram are
+    /// ignored): the distribution is bucketed from then on.
+    pub(crate) fn add_bucket(&mut self, i: usize, count: u64) {
+        if let Distribution::Exact(values) = self {
+            let mut counts = vec![0u32; BUCKETS].into_boxed_slice();
+            for &x in values.iter() {
+                counts[bucket(x)] += 1;
+            }
+            *self = Distribution::Buckets(counts, values.len() as u64);
+        }
+        if let Distribution::Buckets(counts, n) = self
+            && let Some(c) = counts.get_mut(i)
+        {
+            *c = c.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
+            *n += count;
         }
     }
 

@@ -8,7 +8,7 @@
 //! responses are also summed apart as catalogue context cost.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -122,8 +122,42 @@ pub struct UsageSample<'a> {
     pub catalog: bool,
     /// Duration, microseconds.
     pub duration_us: u64,
-    /// What its tokens cost (`[[limits.prices]]`); 0 when unpriced.
-    pub cost: f64,
+    /// The price of its tokens per million (`[[limits.prices]]`); 0
+    /// when unpriced. A group's cost is its tokens at each price, summed
+    /// per price: the same figure whatever order calls are added in, or
+    /// when they arrive already summed ([`Usage::add_sums`]).
+    pub per_million: f64,
+}
+
+impl UsageSample<'_> {
+    /// What its tokens cost.
+    #[allow(clippy::cast_precision_loss, reason = "money from a token count")]
+    pub fn cost(&self) -> f64 {
+        self.per_million * self.tokens as f64 / 1_000_000.0
+    }
+}
+
+/// Calls of one group summed elsewhere (a database's `GROUP BY`), all at
+/// one price: what [`Usage::add_sums`] adds at once. Their durations are
+/// added apart ([`Usage::add_duration`], [`Usage::add_duration_bucket`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageSums {
+    /// Calls.
+    pub calls: u64,
+    /// Calls answered with an HTTP error status or a JSON-RPC error.
+    pub errors: u64,
+    /// Calls denied by policy.
+    pub denied: u64,
+    /// Request bytes.
+    pub bytes_in: u64,
+    /// Response bytes.
+    pub bytes_out: u64,
+    /// Estimated tokens.
+    pub tokens: u64,
+    /// Of which in catalogue responses.
+    pub catalog_tokens: u64,
+    /// The price of these tokens per million; 0 when unpriced.
+    pub per_million: f64,
 }
 
 /// Usage of one group.
@@ -170,28 +204,49 @@ pub struct UsageReport {
 struct Acc {
     row: UsageRow,
     durations: Distribution,
+    /// Tokens per price (the price's bits: few distinct prices).
+    priced: BTreeMap<u64, u64>,
 }
 
 impl Acc {
     fn add(&mut self, s: &UsageSample<'_>) {
-        let row = &mut self.row;
-        row.calls += 1;
-        row.errors += u64::from(s.error);
-        row.denied += u64::from(s.denied);
-        row.bytes_in += s.bytes_in;
-        row.bytes_out += s.bytes_out;
-        row.tokens += s.tokens;
-        row.cost += s.cost;
-        if s.catalog {
-            row.catalog_tokens += s.tokens;
-        }
+        self.add_sums(&UsageSums {
+            calls: 1,
+            errors: u64::from(s.error),
+            denied: u64::from(s.denied),
+            bytes_in: s.bytes_in,
+            bytes_out: s.bytes_out,
+            tokens: s.tokens,
+            catalog_tokens: if s.catalog { s.tokens } else { 0 },
+            per_million: s.per_million,
+        });
         self.durations.add(s.duration_us);
     }
 
+    fn add_sums(&mut self, s: &UsageSums) {
+        let row = &mut self.row;
+        row.calls += s.calls;
+        row.errors += s.errors;
+        row.denied += s.denied;
+        row.bytes_in += s.bytes_in;
+        row.bytes_out += s.bytes_out;
+        row.tokens += s.tokens;
+        row.catalog_tokens += s.catalog_tokens;
+        if s.per_million != 0.0 {
+            *self.priced.entry(s.per_million.to_bits()).or_default() += s.tokens;
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss, reason = "money from a token count")]
     fn finish(mut self, key: String) -> UsageRow {
         self.row.key = key;
         self.row.p50_us = self.durations.percentile(0.5);
         self.row.p99_us = self.durations.percentile(0.99);
+        self.row.cost = self
+            .priced
+            .iter()
+            .map(|(price, tokens)| f64::from_bits(*price) * *tokens as f64 / 1_000_000.0)
+            .sum();
         self.row
     }
 }
@@ -223,6 +278,32 @@ impl Usage {
             None => self.groups.entry(key.into_owned()).or_default().add(sample),
         }
         self.total.add(sample);
+    }
+
+    /// Count calls of group `key` (`None`: [`NONE_KEY`]) summed elsewhere;
+    /// their durations follow apart.
+    pub fn add_sums(&mut self, key: Option<&str>, sums: &UsageSums) {
+        self.group(key).add_sums(sums);
+        self.total.add_sums(sums);
+    }
+
+    /// One duration of group `key`'s calls, exactly: for a group of at
+    /// most [`crate::EXACT_DURATIONS`] calls.
+    pub fn add_duration(&mut self, key: Option<&str>, duration_us: u64) {
+        self.group(key).durations.add(duration_us);
+        self.total.durations.add(duration_us);
+    }
+
+    /// `count` durations of group `key`'s calls in histogram bucket
+    /// `bucket` ([`crate::duration_bucket`]): for a group of more than
+    /// [`crate::EXACT_DURATIONS`] calls, whose percentiles come from buckets.
+    pub fn add_duration_bucket(&mut self, key: Option<&str>, bucket: usize, count: u64) {
+        self.group(key).durations.add_bucket(bucket, count);
+        self.total.durations.add_bucket(bucket, count);
+    }
+
+    fn group(&mut self, key: Option<&str>) -> &mut Acc {
+        self.groups.entry(key.unwrap_or(NONE_KEY).to_owned()).or_default()
     }
 
     /// The report: groups sorted by tokens (most first, then by key), and

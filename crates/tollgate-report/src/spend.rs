@@ -101,7 +101,7 @@ pub fn report_indexed_with(
 /// An indexed call (or a record seen as one) as usage sees it, priced.
 fn indexed_sample<'c>(c: &IndexedCall<'c>, prices: &Prices) -> UsageSample<'c> {
     UsageSample {
-        cost: indexed_cost(c, prices),
+        per_million: indexed_price(c, prices),
         ..c.usage
     }
 }
@@ -113,13 +113,23 @@ pub fn cost(r: &CallRecord, prices: &Prices) -> f64 {
 
 /// What an indexed call's tokens cost under `prices`.
 pub fn indexed_cost(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
+    UsageSample {
+        per_million: indexed_price(c, prices),
+        ..c.usage
+    }
+    .cost()
+}
+
+/// The price per million tokens of an indexed call under `prices`; 0
+/// when unpriced.
+pub fn indexed_price(c: &IndexedCall<'_>, prices: &Prices) -> f64 {
     let call = Priced {
         route: c.usage.server,
         via: c.via,
         name: c.usage.name,
         exposed: c.exposed,
     };
-    prices.cost(&call, c.usage.tokens)
+    prices.per_million(&call).unwrap_or(0.0)
 }
 
 /// A record as usage sees it.

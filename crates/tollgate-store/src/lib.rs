@@ -7,8 +7,8 @@
 //! tables the fleet's searches, spend, catalog approvals and signed
 //! checkpoints use (`migrate` owns the schema). The server maps the
 //! configuration to [`StoreSettings`] and starts the shipper; the CLI
-//! migrates and reports the schema. `docs/fleet.md` describes what is
-//! shared where and how it fails.
+//! migrates and reports the schema. Usage is summed in SQL (`usage`).
+//! `docs/fleet.md` describes what is shared where and how it fails.
 
 mod checkpoint;
 mod connect;
@@ -17,12 +17,14 @@ mod migrate;
 mod read;
 mod settings;
 mod ship;
+mod usage;
 
 pub use error::{Result, StoreError};
 pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
 pub use read::StoredRecords;
 pub use settings::{StoreSettings, StoreTls};
 pub use ship::{Progress, ShipSettings, ShipStats, Shipper};
+pub use usage::{SeriesPoint, UsageQuestion};
 
 use deadpool_postgres::Pool;
 

@@ -5,13 +5,18 @@
 //! The store is read with the files' own filter (`tollgate_store`'s
 //! `records`), and what it yields — the stored lines, parsed — goes to the
 //! same renderer and the same report functions as the files' entries, so
-//! the two sources print the same output for the same records.
+//! the two sources print the same output for the same records. Usage by
+//! group is summed in SQL (`tollgate_store`'s `usage`), into the same
+//! report the files give.
 
 use std::path::Path;
+use std::time::SystemTime;
 
 use anyhow::Context as _;
 use tollgate_audit::{Entry, Filter};
-use tollgate_store::{Store, StoreError, StoredRecords};
+use tollgate_limit::Prices;
+use tollgate_meter::{GroupBy, UsageReport};
+use tollgate_store::{Store, StoreError, StoredRecords, UsageQuestion};
 
 use crate::audit_cmd::Stop;
 
@@ -69,6 +74,27 @@ impl Fleet {
             runtime: &self.runtime,
             records,
         })
+    }
+
+    /// The usage report of every replica's calls in `window`, summed by
+    /// the store (`tollgate_store`'s `usage`): the numbers the files give.
+    pub(crate) fn usage(
+        &self,
+        by: GroupBy,
+        (since, until): (Option<SystemTime>, Option<SystemTime>),
+        prices: &Prices,
+    ) -> Result<UsageReport, Stop> {
+        let question = UsageQuestion {
+            by,
+            since,
+            until,
+            step: None,
+        };
+        let (report, _) = self
+            .runtime
+            .block_on(self.store.usage(question, prices))
+            .map_err(store_stop)?;
+        Ok(report)
     }
 }
 

@@ -140,3 +140,58 @@ fn groupings_parse_and_name_themselves() {
         assert_eq!(by.as_str().parse::<GroupBy>(), Ok(by));
     }
 }
+
+#[test]
+fn sums_and_duration_buckets_make_the_report_samples_make() {
+    // 3,000 calls of one team at two prices, 10 of another: the big group
+    // arrives as sums and bucket counts, the small one as exact values.
+    let mut samples = Vec::new();
+    for i in 0..3000u64 {
+        samples.push(UsageSample {
+            team: Some("big"),
+            tokens: 100 + i % 7,
+            duration_us: 500 + (i * 7919) % 20_000,
+            per_million: if i % 3 == 0 { 12.0 } else { 3.0 },
+            catalog: i % 10 == 0,
+            error: i % 97 == 0,
+            ..UsageSample::default()
+        });
+    }
+    for i in 0..10u64 {
+        samples.push(UsageSample {
+            team: None,
+            tokens: 9,
+            duration_us: 40 + i,
+            ..UsageSample::default()
+        });
+    }
+    let expected = usage(GroupBy::Team, samples.iter().copied());
+    let mut summed = Usage::new(GroupBy::Team);
+    let mut buckets = std::collections::BTreeMap::new();
+    for s in &samples {
+        summed.add_sums(
+            s.team,
+            &UsageSums {
+                calls: 1,
+                errors: u64::from(s.error),
+                tokens: s.tokens,
+                catalog_tokens: if s.catalog { s.tokens } else { 0 },
+                per_million: s.per_million,
+                ..UsageSums::default()
+            },
+        );
+        match s.team {
+            Some(team) => {
+                *buckets
+                    .entry((team, crate::duration_bucket(s.duration_us)))
+                    .or_insert(0u64) += 1
+            }
+            None => summed.add_duration(None, s.duration_us),
+        }
+    }
+    for ((team, bucket), n) in buckets {
+        summed.add_duration_bucket(Some(team), bucket, n);
+    }
+    assert_eq!(summed.finish(), expected);
+    assert!(expected.rows[0].cost > 0.0);
+}
