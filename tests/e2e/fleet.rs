@@ -6,9 +6,10 @@
 //! them, and every answered call's record arrives once it is back, none
 //! twice; a replica started while the store is down serves, and ships
 //! once the store is up; a schema from a newer Tollgate refuses the
-//! start; the CLI's `--store` answers equal the files' (`cli`); and
-//! signed checkpoints catch a consistent rewrite of a replica's files
-//! (`checkpoints`).
+//! start; the CLI's `--store` answers equal the files' (`cli`); a
+//! catalog approval made on one replica serves on the others within a
+//! second (`approvals`); and signed checkpoints catch a consistent
+//! rewrite of a replica's files (`checkpoints`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -23,6 +24,8 @@ use tollgate_e2e::{Demo, modern_body, modern_headers};
 
 #[path = "fleet/checkpoints.rs"]
 mod checkpoints;
+#[path = "fleet/approvals.rs"]
+mod approvals;
 #[path = "fleet/cli.rs"]
 mod cli;
 

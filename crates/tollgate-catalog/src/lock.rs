@@ -155,6 +155,25 @@ impl Lock {
     pub fn remove(&mut self, server: &str, kind: Kind, key: &str) -> Option<Approval> {
         self.approvals.remove(&(server.to_owned(), kind, key.to_owned()))
     }
+
+    /// The union of this lock and `other`, each definition approved as the
+    /// newer of its two approvals says (by `approved_at`; on a tie,
+    /// `other`'s). The gateway puts the lock file (this) and the fleet
+    /// store's approvals (`other`) in force this way.
+    #[must_use]
+    pub fn union_newest(&self, other: &Lock) -> Lock {
+        let mut out = self.clone();
+        for (key, theirs) in &other.approvals {
+            let newer = out
+                .approvals
+                .get(key)
+                .is_none_or(|ours| theirs.approved_at >= ours.approved_at);
+            if newer {
+                out.approvals.insert(key.clone(), theirs.clone());
+            }
+        }
+        out
+    }
 }
 
 /// `at` without its fraction of a second.

@@ -23,6 +23,12 @@ pub struct Store {
     /// first; the gateway then refuses to start on an old schema).
     #[serde(default = "yes")]
     pub migrate: bool,
+    /// Whether catalog approvals are rows in the store (the console and
+    /// `tollgate catalog approve` write there, every replica applies them
+    /// with the lock file's); `false` keeps approvals in the lock file
+    /// only.
+    #[serde(default = "yes")]
+    pub approvals: bool,
 }
 
 /// `[store] postgres`: how to reach the database.

@@ -72,6 +72,11 @@ pub enum ApprovalError {
     /// Reading or writing the lock file failed.
     #[error("the catalog lock could not be read or written: {0}")]
     Io(String),
+    /// The fleet store, where approvals are kept, did not take the
+    /// approval (PostgreSQL down, unreachable or refusing): nothing was
+    /// approved, and the approvals in force keep serving.
+    #[error("the fleet store did not take the approval, so nothing was approved; approve again once it answers: {0}")]
+    Store(String),
 }
 
 /// A call to decide without sending it (`POST /console/api/policies/check`).

@@ -75,7 +75,7 @@ impl ConsoleError {
 
 /// A refused approval: 409 when the definition or the lock is not as the
 /// approver expects (look again, or use the CLI), 422 for an unknown
-/// definition.
+/// definition, 503 while the fleet store cannot take it.
 fn approval_status(e: &ApprovalError) -> (StatusCode, &'static str) {
     match e {
         ApprovalError::Unknown(_) => (StatusCode::UNPROCESSABLE_ENTITY, "refused"),
@@ -85,6 +85,7 @@ fn approval_status(e: &ApprovalError) -> (StatusCode, &'static str) {
         ApprovalError::LockChanged { .. } => (StatusCode::CONFLICT, "lock_changed"),
         ApprovalError::ReadOnly { .. } => (StatusCode::CONFLICT, "lock_read_only"),
         ApprovalError::Io(_) => (StatusCode::INTERNAL_SERVER_ERROR, "lock_io"),
+        ApprovalError::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
     }
 }
 

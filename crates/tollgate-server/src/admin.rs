@@ -65,6 +65,9 @@ pub(crate) struct AdminState {
     pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
     /// Audit shipping to the fleet store, when `[store] postgres` is set.
     pub(crate) shipping: Option<Arc<crate::shipping::ShipStatus>>,
+    /// Catalog approvals shared through the fleet store, when it holds
+    /// them.
+    pub(crate) shared: Option<Arc<crate::governance::shared::SharedApprovals>>,
 }
 
 /// The admin router. With the development issuer enabled, it also serves
@@ -126,8 +129,9 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri, headers: http::Head
     // reported, not required: a gate with an old or no snapshot still only
     // lets approved definitions through, an open breaker answers its own
     // calls with 503, and a limit store that is down follows each rule's
-    // `on_store_error`. So is audit shipping: the files keep every record
-    // while the fleet store is down, and shipping catches up.
+    // `on_store_error`. So are audit shipping and the fleet store's
+    // approvals: the files keep every record while the fleet store is
+    // down, shipping catches up, and the approvals in force keep serving.
     let routes = g.routes();
     let catalogs: serde_json::Map<String, serde_json::Value> = routes
         .iter()
@@ -142,6 +146,7 @@ async fn readyz(State(s): State<AdminState>, uri: http::Uri, headers: http::Head
         "upstreams": upstreams_json(&routes),
         "config": config_json(&s.live, &g),
         "fleet_store": s.shipping.as_ref().map(|sh| sh.to_json()),
+        "fleet_approvals": s.shared.as_ref().map(|sh| sh.to_json()),
     });
     (status, Json(detail)).into_response()
 }

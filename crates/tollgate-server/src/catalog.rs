@@ -1,7 +1,7 @@
 //! The catalog of each route as the request path sees it: what the
 //! upstream lists (the latest [`Snapshot`], kept fresh by the sync service
-//! in `governance::service`) and what `catalog.lock` approves
-//! ([`Approvals`], shared by every route, reloaded on change).
+//! in `governance::service`) and what `catalog.lock` and the fleet store
+//! approve ([`Approvals`], shared by every route, replaced on change).
 //!
 //! The catalog gate (`phase::gate`) judges each call's definition against
 //! both; list filtering (`lists`) judges each listed entry; policies read
@@ -17,7 +17,7 @@
 //! annotations — the upstream's word, which is what governance is off for.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
@@ -227,28 +227,83 @@ impl RouteCatalog {
     }
 }
 
-/// The lock in force, shared by every route.
+/// The approvals in force, shared by every route: the lock file's and,
+/// with approvals in the fleet store, the store's, put together by
+/// [`Lock::union_newest`] (each definition's newer approval; the store's
+/// on a tie) whenever either changes. The gate reads the union, once per
+/// call, without waiting.
 #[derive(Debug)]
 pub(crate) struct Approvals {
+    /// The union, as the gate reads it.
     lock: ArcSwap<Lock>,
+    /// Its two sources, under one lock so that two replacements cannot
+    /// put an older union in force after a newer one.
+    sources: Mutex<Sources>,
+}
+
+/// Where the approvals in force come from.
+#[derive(Debug, Default)]
+struct Sources {
+    /// The lock file's (none: no file, or nothing approved).
+    file: Arc<Lock>,
+    /// The fleet store's, once read (`None`: no store, or not read yet).
+    store: Option<Arc<Lock>>,
 }
 
 impl Approvals {
-    /// Approvals from `lock`.
+    /// Approvals from `lock` (the lock file's).
     pub(crate) fn new(lock: Lock) -> Approvals {
+        let file = Arc::new(lock);
         Approvals {
-            lock: ArcSwap::from_pointee(lock),
+            lock: ArcSwap::new(file.clone()),
+            sources: Mutex::new(Sources { file, store: None }),
         }
     }
 
-    /// The lock in force.
+    /// The approvals in force.
     pub(crate) fn current(&self) -> Arc<Lock> {
         self.lock.load_full()
     }
 
-    /// Put a new lock in force.
+    /// Put a new lock file in force.
     pub(crate) fn replace(&self, lock: Lock) {
-        self.lock.store(Arc::new(lock));
+        self.update(|s| s.file = Arc::new(lock));
+    }
+
+    /// Put the fleet store's approvals in force beside the lock file's.
+    pub(crate) fn replace_store(&self, lock: Lock) {
+        self.update(|s| s.store = Some(Arc::new(lock)));
+    }
+
+    /// Add one approval just written to the fleet store (in force here
+    /// before the store's announcement comes back).
+    pub(crate) fn add_stored(&self, approval: tollgate_catalog::Approval) {
+        self.update(|s| {
+            let mut store = s.store.as_deref().cloned().unwrap_or_default();
+            let mut one = Lock::default();
+            one.insert(approval);
+            store = store.union_newest(&one);
+            s.store = Some(Arc::new(store));
+        });
+    }
+
+    /// The fleet store's approvals as last read (`None`: none read).
+    pub(crate) fn stored(&self) -> Option<Arc<Lock>> {
+        self.sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .store
+            .clone()
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Sources)) {
+        let mut sources = self.sources.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut sources);
+        let union = match &sources.store {
+            None => sources.file.clone(),
+            Some(store) => Arc::new(sources.file.union_newest(store)),
+        };
+        self.lock.store(union);
     }
 }
 
@@ -270,5 +325,57 @@ pub(crate) fn catalog_mode(mode: tollgate_config::CatalogMode) -> tollgate_catal
         tollgate_config::CatalogMode::Off => tollgate_catalog::Mode::Off,
         tollgate_config::CatalogMode::Observe => tollgate_catalog::Mode::Observe,
         tollgate_config::CatalogMode::Enforce => tollgate_catalog::Mode::Enforce,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> Definition {
+        Definition::new(Kind::Tool, json!({"name": name, "description": description})).unwrap()
+    }
+
+    fn lock(entries: &[(&Definition, &str, u64)]) -> Lock {
+        let mut lock = Lock::default();
+        for (d, by, secs) in entries {
+            let at = SystemTime::UNIX_EPOCH + Duration::from_secs(*secs);
+            lock.approve("demo", d, by, at, None);
+        }
+        lock
+    }
+
+    #[test]
+    fn the_lock_file_and_the_store_are_in_force_together_newest_first() {
+        let (echo, echo2, add) = (tool("echo", "a"), tool("echo", "b"), tool("add", "c"));
+        let approvals = Approvals::new(lock(&[(&echo, "git", 100)]));
+        assert_eq!(approvals.current().len(), 1);
+        assert!(approvals.stored().is_none());
+
+        approvals.replace_store(lock(&[(&echo2, "console", 200), (&add, "console", 50)]));
+        let now = approvals.current();
+        assert_eq!(now.get("demo", Kind::Tool, "echo").unwrap().revision, echo2.revision);
+        assert_eq!(now.len(), 2);
+
+        // A newer lock file wins over the store's older approval; the
+        // store's stay in force beside it.
+        approvals.replace(lock(&[(&echo, "git", 300)]));
+        let now = approvals.current();
+        assert_eq!(now.get("demo", Kind::Tool, "echo").unwrap().approved_by, "git");
+        assert!(now.get("demo", Kind::Tool, "add").is_some());
+
+        // One approval just written to the store joins the store's.
+        let mut one = lock(&[(&echo2, "alice", 400)]);
+        let written = one.remove("demo", Kind::Tool, "echo").unwrap();
+        approvals.add_stored(written);
+        assert_eq!(
+            approvals.current().get("demo", Kind::Tool, "echo").unwrap().approved_by,
+            "alice"
+        );
+        assert_eq!(approvals.stored().unwrap().len(), 2);
     }
 }

@@ -30,6 +30,9 @@ pub(crate) struct ConsoleBackend {
     pub(crate) audit: AuditHandle,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) lock: Arc<LockFile>,
+    /// The fleet store's approvals, when approvals are rows there: an
+    /// approval is written there instead of the lock file.
+    pub(crate) shared: Option<Arc<crate::governance::shared::SharedApprovals>>,
     /// One approval at a time writes the lock file.
     pub(crate) writing: Mutex<()>,
     /// The authorization server, when enabled: its clients and grants.

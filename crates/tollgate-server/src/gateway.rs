@@ -126,6 +126,7 @@ impl Gateway {
         registry.register(Box::new(UpstreamCollector::new(live.clone())?))?;
         registry.register(Box::new(VirtualCollector::new(live.clone())?))?;
         registry.register(Box::new(VaultCollector::new(live.clone())?))?;
+        let shared = crate::governance::shared::setup(loaded, base.approvals.clone(), &registry)?;
         let shipping = crate::shipping::setup(loaded)?;
         let ship_status = shipping.as_ref().map(crate::shipping::Shipping::status);
         let store = shipping.as_ref().map(crate::shipping::Shipping::store);
@@ -143,6 +144,7 @@ impl Gateway {
             lock: lock.clone(),
             issuer: base.issuer.clone(),
             shipping: ship_status,
+            shared: shared.clone(),
         };
         Ok(Gateway {
             public: stack::build(live.clone(), Metrics::register(&registry)?, &config.limits),
@@ -160,6 +162,7 @@ impl Gateway {
                     None => None,
                 },
                 shipping,
+                shared,
                 checkpointer,
             },
             live,
@@ -187,19 +190,31 @@ impl Gateway {
     }
 
     /// Make the fleet store's schema this binary's (`[store] postgres`,
-    /// migrating when `[store] migrate`), before serving. Without a store,
-    /// nothing to do.
+    /// migrating when `[store] migrate`) and read its catalog approvals,
+    /// before serving. Without a store, nothing to do.
     ///
     /// # Errors
     ///
     /// [`GatewayError::Store`] when the store's schema is newer than this
     /// binary, or older and not to be migrated. A store that cannot be
-    /// reached is not an error: the gateway serves and shipping waits.
+    /// reached is not an error: the gateway serves, shipping waits, and
+    /// the lock file's approvals serve until the store's are read.
     pub async fn prepare_store(&self) -> Result<(), GatewayError> {
-        match &self.background.shipping {
-            Some(shipping) => shipping.prepare().await,
-            None => Ok(()),
-        }
+        // Side by side: a store that does not answer is waited for once.
+        let shipping = async {
+            match &self.background.shipping {
+                Some(shipping) => shipping.prepare().await,
+                None => Ok(()),
+            }
+        };
+        let shared = async {
+            match &self.background.shared {
+                Some(shared) => shared.prepare().await,
+                None => Ok(()),
+            }
+        };
+        let (shipping, shared) = tokio::join!(shipping, shared);
+        shipping.and(shared)
     }
 
     /// Learn the address the public listener is bound to (its own origins
@@ -367,6 +382,7 @@ fn admin_router(
         audit: state.audit.clone(),
         approvals: state.approvals.clone(),
         lock: state.lock.clone(),
+        shared: state.shared.clone(),
         writing: std::sync::Mutex::new(()),
         issuer: state.issuer.clone(),
     });

@@ -1,9 +1,10 @@
 //! What runs beside the listeners: the audit writer (opened at start,
 //! closed after the drain so the last records reach the disk), its index
 //! and its shipping to the fleet store, its signed checkpoints, the trace
-//! exporter (flushed after the drain), the policy directory watcher and
-//! the lock's reload. The catalog sync, the issuers' key refresh and SIGHUP
-//! belong to the configuration in force (see `reload`).
+//! exporter (flushed after the drain), the policy directory watcher, the
+//! lock's reload, and the fleet store's catalog approvals kept in force.
+//! The catalog sync, the issuers' key refresh and SIGHUP belong to the
+//! configuration in force (see `reload`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use crate::catalog::Approvals;
 use crate::checkpoint::{Checkpointer, RunningCheckpointer};
 use crate::error::GatewayError;
 use crate::governance::reload::{self, LockFile};
+use crate::governance::shared::SharedApprovals;
 use crate::shipping::{RunningShipper, Shipping};
 
 /// Buckets for audit write latencies, in seconds: 50 µs to 5 s.
@@ -86,6 +88,8 @@ pub(crate) struct Background {
     pub(crate) audit_index: Option<(PathBuf, IndexMetrics)>,
     /// Shipping of the audit directory to the fleet store.
     pub(crate) shipping: Option<Shipping>,
+    /// Catalog approvals shared through the fleet store, kept in force.
+    pub(crate) shared: Option<Arc<SharedApprovals>>,
     /// Signed checkpoints of the trail's head.
     pub(crate) checkpointer: Option<Checkpointer>,
 }
@@ -112,6 +116,9 @@ impl Background {
         let mut tasks = Vec::new();
         if self.watch_lock {
             tasks.push(tokio::spawn(reload::watch(self.approvals, self.lock)));
+        }
+        if let Some(shared) = self.shared {
+            tasks.push(tokio::spawn(shared.run()));
         }
         let indexer = self.audit_index.and_then(|(dir, metrics)| {
             Indexer::start(dir, metrics)

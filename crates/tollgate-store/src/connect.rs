@@ -1,24 +1,76 @@
 //! Connecting: the PostgreSQL client configuration and the TLS it uses,
-//! built from [`StoreSettings`], and the pool of connections.
+//! built from [`StoreSettings`], the pool of connections, and connections
+//! of their own for `LISTEN` ([`Dedicated`]).
 
 use std::str::FromStr as _;
 use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Timeouts};
+use futures_util::StreamExt as _;
 use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::sync::mpsc;
 use tokio_postgres::config::SslMode;
+use tokio_postgres::{AsyncMessage, Notification};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Result, StoreError};
 use crate::settings::{StoreSettings, StoreTls};
 
-/// The pool of connections to the store described by `settings`. No
-/// connection is made yet.
-pub(crate) fn pool(settings: &StoreSettings) -> Result<Pool> {
+/// How to open a connection of its own, outside the pool: for `LISTEN`,
+/// whose notifications only the connection that listens receives.
+#[derive(Clone)]
+pub(crate) struct Dedicated {
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+}
+
+/// Notifications a listening connection holds for its reader; more are
+/// dropped (each says only "look again", and a look is pending).
+const NOTIFICATIONS: usize = 64;
+
+impl Dedicated {
+    /// A new connection outside the pool, driven by a task of its own
+    /// that hands the server's notifications to the receiver; the receiver
+    /// ends when the connection does (closed by the server, broken, or the
+    /// client dropped).
+    pub(crate) async fn connect(&self) -> Result<(tokio_postgres::Client, mpsc::Receiver<Notification>)> {
+        let (client, mut connection) = self
+            .config
+            .connect(self.tls.clone())
+            .await
+            .map_err(|e| StoreError::Unavailable(crate::error::chain(&e)))?;
+        let (tx, rx) = mpsc::channel(NOTIFICATIONS);
+        tokio::spawn(async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(message) = messages.next().await {
+                match message {
+                    Ok(AsyncMessage::Notification(n)) => match tx.try_send(n) {
+                        Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                        Err(mpsc::error::TrySendError::Closed(_)) => break,
+                    },
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::debug!(error = %e, "a listening connection to the store ended");
+                        break;
+                    }
+                }
+            }
+        });
+        Ok((client, rx))
+    }
+}
+
+/// The pool of connections to the store described by `settings`, and how
+/// to open one outside it. No connection is made yet.
+pub(crate) fn pool(settings: &StoreSettings) -> Result<(Pool, Dedicated)> {
     let config = client_config(settings)?;
     let tls = MakeRustlsConnect::new(tls_config(&settings.tls)?);
+    let dedicated = Dedicated {
+        config: config.clone(),
+        tls: tls.clone(),
+    };
     let manager = Manager::from_config(
         config,
         tls,
@@ -38,6 +90,7 @@ pub(crate) fn pool(settings: &StoreSettings) -> Result<Pool> {
         })
         .runtime(Runtime::Tokio1)
         .build()
+        .map(|pool| (pool, dedicated))
         .map_err(|e| StoreError::Settings(e.to_string()))
 }
 

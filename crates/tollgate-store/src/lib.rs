@@ -3,13 +3,15 @@
 //!
 //! Off the request path. Each replica's audit files stay the record of
 //! truth; this crate ships their lines to the store (`ship`), reads them
-//! back fleet-wide with the files' own filter (`read`), and holds the
-//! tables the fleet's searches, spend, catalog approvals and signed
+//! back fleet-wide with the files' own filter (`read`), keeps catalog
+//! approvals as rows every replica reads and listens for (`approvals`),
+//! and holds the tables the fleet's searches, spend and signed
 //! checkpoints use (`migrate` owns the schema). The server maps the
 //! configuration to [`StoreSettings`] and starts the shipper; the CLI
 //! migrates and reports the schema. Usage is summed in SQL (`usage`).
 //! `docs/fleet.md` describes what is shared where and how it fails.
 
+mod approvals;
 mod checkpoint;
 mod connect;
 mod error;
@@ -19,6 +21,7 @@ mod settings;
 mod ship;
 mod usage;
 
+pub use approvals::{ApprovalFeed, CHANNEL as APPROVALS_CHANNEL, Imported, StoredApprovals};
 pub use error::{Result, StoreError};
 pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
 pub use read::StoredRecords;
@@ -32,6 +35,8 @@ use deadpool_postgres::Pool;
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    /// Connections outside the pool (`LISTEN`).
+    dedicated: connect::Dedicated,
 }
 
 impl std::fmt::Debug for Store {
@@ -52,9 +57,8 @@ impl Store {
     ///
     /// [`StoreError::Settings`]: a bad URL or TLS material.
     pub fn new(settings: &StoreSettings) -> Result<Store> {
-        Ok(Store {
-            pool: connect::pool(settings)?,
-        })
+        let (pool, dedicated) = connect::pool(settings)?;
+        Ok(Store { pool, dedicated })
     }
 
     /// A connection from the pool.

@@ -1,9 +1,13 @@
-//! `tollgate catalog show|diff|approve`: review what the upstreams list
-//! against `catalog.lock`, and approve it.
+//! `tollgate catalog show|diff|approve|export|import`: review what the
+//! upstreams list against the approvals in force, and approve it.
 //!
-//! `diff` and `approve` sync the live catalogs the way the gateway does
-//! (its own upstream credentials); `approve` writes the lock, which a
-//! running gateway picks up without a restart. For a virtual server they
+//! The approvals in force are `catalog.lock`'s and, with a fleet store that
+//! holds approvals (`catalog_store`), the store's. `diff` and `approve`
+//! sync the live catalogs the way the gateway does (its own upstream
+//! credentials); `approve` writes a row to the store when there is one,
+//! else the lock file, and a running gateway puts either in force without
+//! a restart. `export` and `import` move approvals between the store and
+//! a lock file. For a virtual server they
 //! work on its renamed and re-described definitions as it exposes them
 //! (built from its members' live catalogs), approved under its own name.
 //! Exit codes: 0 success (for `diff`: no difference), 1 a difference, 2 an
@@ -18,6 +22,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use tollgate_catalog::{CheckContext, Definition, Kind, Lock, Snapshot};
 use tollgate_config::Loaded;
 
+use crate::catalog_store::{self, StoreChoice, TransferArgs};
+
 /// Catalog governance.
 #[derive(Subcommand)]
 pub(crate) enum CatalogCommand {
@@ -29,6 +35,8 @@ pub(crate) enum CatalogCommand {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        #[command(flatten)]
+        source: StoreChoice,
     },
     /// Fetch the live catalogs and show what differs from the lock:
     /// new, changed (with a word diff of descriptions and a structural
@@ -44,11 +52,26 @@ pub(crate) enum CatalogCommand {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        #[command(flatten)]
+        source: StoreChoice,
     },
-    /// Write live definitions of one server into the lock as approved (for
-    /// a virtual server: its renamed and re-described definitions, as it
-    /// exposes them).
+    /// Approve live definitions of one server (for a virtual server: its
+    /// renamed and re-described definitions, as it exposes them): as rows
+    /// of the fleet store when there is one, else in the lock file.
     Approve(ApproveArgs),
+    /// Print the fleet store's approvals in force as a lock file
+    /// (`tollgate catalog export --config FILE > catalog.lock`).
+    Export(TransferArgs),
+    /// Load a lock file's approvals into the fleet store as rows; an
+    /// approval the store holds already is not added again, and one older
+    /// than the store's approval of the same definition is kept but not in
+    /// force.
+    Import {
+        /// The lock file.
+        file: PathBuf,
+        #[command(flatten)]
+        store: TransferArgs,
+    },
 }
 
 /// What `approve` approves.
@@ -81,6 +104,8 @@ pub(crate) struct ApproveArgs {
     /// Why, or a change ticket.
     #[arg(long)]
     note: Option<String>,
+    #[command(flatten)]
+    source: StoreChoice,
 }
 
 /// Output formats.
@@ -93,9 +118,16 @@ pub(crate) enum Format {
 /// Run a catalog command.
 pub(crate) fn run(command: &CatalogCommand) -> ExitCode {
     let outcome = match command {
-        CatalogCommand::Show { config, format } => show(config, *format),
-        CatalogCommand::Diff { config, server, format } => diff(config, server.as_deref(), *format),
+        CatalogCommand::Show { config, format, source } => show(config, *format, source),
+        CatalogCommand::Diff {
+            config,
+            server,
+            format,
+            source,
+        } => diff(config, server.as_deref(), *format, source),
         CatalogCommand::Approve(args) => approve(args),
+        CatalogCommand::Export(args) => catalog_store::export(args),
+        CatalogCommand::Import { file, store } => catalog_store::import(file, store),
     };
     outcome.unwrap_or_else(|e| {
         eprintln!("tollgate: {e:#}");
@@ -103,34 +135,24 @@ pub(crate) fn run(command: &CatalogCommand) -> ExitCode {
     })
 }
 
-fn load(config: &Path) -> anyhow::Result<Loaded> {
+pub(crate) fn load(config: &Path) -> anyhow::Result<Loaded> {
     tollgate_config::load(config, &tollgate_config::ProcessEnvironment).map_err(|errors| {
         let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("invalid configuration:\n{}", lines.join("\n"))
     })
 }
 
-/// The lock of a configuration, and where it is.
-fn lock_of(loaded: &Loaded) -> anyhow::Result<(PathBuf, Lock)> {
-    let path = loaded.config.catalog.resolved_lock(&loaded.path);
-    let text = tollgate_config::read_lock_text(&path)?;
-    let lock = match text {
-        None => Lock::default(),
-        Some(text) => Lock::parse(&path, &text).map_err(|e| anyhow::anyhow!("{e}"))?,
-    };
-    Ok((path, lock))
-}
-
-fn show(config: &Path, format: Format) -> anyhow::Result<ExitCode> {
+fn show(config: &Path, format: Format, source: &StoreChoice) -> anyhow::Result<ExitCode> {
     let loaded = load(config)?;
-    let (path, lock) = lock_of(&loaded)?;
+    let (path, lock, fleet) = catalog_store::in_force(&loaded, source)?;
     match format {
         Format::Json => {
             let rows: Vec<serde_json::Value> = lock.iter().map(approval_json).collect();
             println!("{}", serde_json::to_string_pretty(&rows)?);
         }
         Format::Text => {
-            println!("{} ({} approvals)", path.display(), lock.iter().count());
+            let store = if fleet.is_some() { " and the fleet store" } else { "" };
+            println!("{}{store} ({} approvals)", path.display(), lock.iter().count());
             for a in lock.iter() {
                 let at = humantime::format_rfc3339_seconds(a.approved_at);
                 let note = a.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
@@ -204,9 +226,9 @@ fn catalogs(loaded: &Loaded, lock: &Lock, only: Option<&str>) -> anyhow::Result<
     Ok(snapshots)
 }
 
-fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<ExitCode> {
+fn diff(config: &Path, server: Option<&str>, format: Format, source: &StoreChoice) -> anyhow::Result<ExitCode> {
     let loaded = load(config)?;
-    let (_, lock) = lock_of(&loaded)?;
+    let (_, lock, _) = catalog_store::in_force(&loaded, source)?;
     let servers: Vec<String> = loaded
         .config
         .servers
@@ -245,11 +267,21 @@ fn diff(config: &Path, server: Option<&str>, format: Format) -> anyhow::Result<E
 
 fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let loaded = load(&args.config)?;
-    let (path, mut lock) = lock_of(&loaded)?;
-    let snapshot = catalogs(&loaded, &lock, Some(&args.server))?
+    let (path, in_force, fleet) = catalog_store::in_force(&loaded, &args.source)?;
+    let snapshot = catalogs(&loaded, &in_force, Some(&args.server))?
         .pop()
         .context("the server's catalog could not be fetched")?;
     let chosen = chosen(args, &snapshot)?;
+    if let Some(fleet) = fleet {
+        fleet.approve_each(&args.server, &chosen, &args.by, args.note.as_deref())?;
+        if args.all {
+            println!(
+                "approvals of definitions no longer listed stay in the store; they approve nothing while unlisted"
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (_, mut lock) = catalog_store::lock_file(&loaded)?;
     if args.all {
         let gone: Vec<(Kind, String)> = lock
             .of_server(&args.server)

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 mod audit_cmd;
 mod catalog_cmd;
+mod catalog_store;
 mod checkpoint_cmd;
 mod fleet_cmd;
 mod index_cmd;

@@ -252,3 +252,49 @@ fn a_datetime_value_is_accepted_for_approved_at() {
     let lock = parse(&text).unwrap();
     assert_eq!(lock.iter().next().unwrap().approved_at, at(1_796_306_400));
 }
+
+#[test]
+fn a_union_keeps_each_definitions_newer_approval_and_the_other_on_a_tie() {
+    let t = at(1_796_306_400);
+    let mut file = Lock::default();
+    file.approve("demo", &echo(), "git", t + Duration::from_secs(10), None);
+    let readme = def(Kind::Resource, json!({"uri": "demo://readme", "name": "readme"}));
+    file.approve("demo", &readme, "git", t, None);
+    let mut store = Lock::default();
+    let echo2 = def(Kind::Tool, json!({"name": "echo", "description": "Echo, louder."}));
+    store.approve("demo", &echo2, "console", t, None);
+    store.approve("demo", &readme, "console", t, Some("same second"));
+    store.approve("zeta", &echo(), "console", t, None);
+    let both = file.union_newest(&store);
+    assert_eq!(both.len(), 3);
+    let e = both.get("demo", Kind::Tool, "echo").unwrap();
+    assert_eq!(
+        (e.approved_by.as_str(), &e.revision),
+        ("git", &echo().revision),
+        "the file's is newer"
+    );
+    assert_eq!(
+        both.get("demo", Kind::Resource, "demo://readme").unwrap().approved_by,
+        "console",
+        "a tie"
+    );
+    assert_eq!(
+        both.get("zeta", Kind::Tool, "echo").unwrap().approved_by,
+        "console",
+        "only in other"
+    );
+    let later = {
+        let mut l = Lock::default();
+        l.approve("demo", &echo2, "console", t + Duration::from_secs(11), None);
+        l
+    };
+    assert_eq!(
+        file.union_newest(&later)
+            .get("demo", Kind::Tool, "echo")
+            .unwrap()
+            .revision,
+        echo2.revision
+    );
+    assert_eq!(Lock::default().union_newest(&file), file);
+    assert_eq!(file.union_newest(&Lock::default()), file);
+}

@@ -27,6 +27,8 @@ pub struct PostgresSettings {
     pub replica: String,
     /// Whether to apply pending migrations at start.
     pub migrate: bool,
+    /// Whether catalog approvals are rows in the store.
+    pub approvals: bool,
 }
 
 fn pg_key(field: &str) -> Vec<Seg> {
@@ -102,6 +104,7 @@ pub(super) fn resolve(c: &Config, base: &Path, env: &dyn Environment, out: &mut 
         statement_timeout: pg.statement_timeout,
         replica,
         migrate: c.store.migrate,
+        approvals: c.store.approvals,
     })
 }
 
@@ -176,7 +179,7 @@ mod tests {
         assert_eq!(s.client, Some((b"CERT".to_vec(), b"KEY".to_vec())));
         assert_eq!((s.pool_size, s.statement_timeout), (8, Duration::from_secs(5)));
         assert_eq!(s.replica, "tollgate-1");
-        assert!(s.migrate);
+        assert!(s.migrate && s.approvals);
         let without = load_str(Path::new("gw.toml"), BASE, &env).unwrap();
         assert_eq!(without.store, None);
     }

@@ -1,9 +1,12 @@
-//! A console approval written to the lock file, safely: only the revision
-//! the approver reviewed, only over the lock the gateway loaded (re-read
-//! under the write lock, so an operator's edit on disk — finished or
-//! half-made — is never overwritten), and, where the lock cannot be
-//! written (a read-only ConfigMap mount), the `tollgate catalog approve`
-//! command to run where it is kept instead.
+//! A console approval, of only the revision the approver reviewed. With
+//! approvals in the fleet store it is a row there (`governance::shared`),
+//! in force here at once and on every replica within a second; while the
+//! store cannot be reached it is refused (503) and nothing changes.
+//! Without a store it is written to the lock file, safely: only over the
+//! lock the gateway loaded (re-read under the write lock, so an operator's
+//! edit on disk — finished or half-made — is never overwritten), and,
+//! where the lock cannot be written (a read-only ConfigMap mount), the
+//! `tollgate catalog approve` command to run where it is kept instead.
 
 use std::borrow::Cow;
 use std::sync::PoisonError;
@@ -15,6 +18,10 @@ use tollgate_console::{ApprovalError, ApprovalRequest};
 
 use super::{ConsoleBackend, kind_of, route_named};
 use crate::governance::reload::{self, LockFile};
+use crate::governance::shared::SharedApprovals;
+
+/// The note of a console approval.
+const NOTE: &str = "approved in the console";
 
 /// Approve `request` as `by` (see the module).
 pub(super) fn approve(b: &ConsoleBackend, request: &ApprovalRequest, by: &str) -> Result<Value, ApprovalError> {
@@ -30,6 +37,9 @@ pub(super) fn approve(b: &ConsoleBackend, request: &ApprovalRequest, by: &str) -
             seen: request.revision.clone(),
         });
     }
+    if let Some(shared) = &b.shared {
+        return in_store(shared, request, &definition, by);
+    }
     let path = &b.lock.path;
     if tollgate_config::lock_is_read_only(path) {
         return Err(ApprovalError::ReadOnly {
@@ -40,10 +50,25 @@ pub(super) fn approve(b: &ConsoleBackend, request: &ApprovalRequest, by: &str) -
     let _one = b.writing.lock().unwrap_or_else(PoisonError::into_inner);
     let mut lock = on_disk(&b.lock)?;
     let now = SystemTime::now();
-    lock.approve(&request.server, &definition, by, now, Some("approved in the console"));
+    lock.approve(&request.server, &definition, by, now, Some(NOTE));
     tollgate_config::write_lock_text(path, &lock.to_toml()).map_err(|e| ApprovalError::Io(e.to_string()))?;
     reload::reload(&b.approvals, &b.lock);
     Ok(approved(request, &definition, by, now))
+}
+
+/// Approve as a row of the fleet store (this runs on a blocking thread of
+/// the control runtime, which drives the store's connections).
+fn in_store(
+    shared: &SharedApprovals,
+    request: &ApprovalRequest,
+    definition: &Definition,
+    by: &str,
+) -> Result<Value, ApprovalError> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|e| ApprovalError::Store(e.to_string()))?;
+    let written = runtime
+        .block_on(shared.approve(&request.server, definition, by, Some(NOTE)))
+        .map_err(|e| ApprovalError::Store(e.to_string()))?;
+    Ok(approved(request, definition, by, written.approved_at))
 }
 
 /// The lock as the file holds it now, if that is the lock in force.

@@ -87,7 +87,7 @@ impl CatalogCollector {
             lock_gauges: [
                 gauge(
                     "tollgate_catalog_lock_approvals",
-                    "Approvals in the catalog lock in force.",
+                    "Approvals in force (the lock file's and the fleet store's).",
                 )?,
                 gauge(
                     "tollgate_catalog_lock_reloads",

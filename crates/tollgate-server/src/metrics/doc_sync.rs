@@ -145,6 +145,12 @@ fn registered() -> BTreeMap<String, Described> {
         .register(Box::new(shipping))
         .expect("shipping collector registers");
 
+    let shared = crate::governance::shared::ApprovalMetrics::new().expect("approval metrics build");
+    for c in shared.collectors() {
+        describe(c, &mut out);
+    }
+    shared.register(&registry).expect("approval metrics register");
+
     let audit = audit_write_seconds().expect("audit histogram builds");
     describe(&audit, &mut out);
     registry.register(Box::new(audit)).expect("audit histogram registers");
