@@ -28,6 +28,8 @@ mod checkpoints;
 mod approvals;
 #[path = "fleet/cli.rs"]
 mod cli;
+#[path = "fleet/console.rs"]
+mod console;
 
 /// The configuration of replica `name`: the demo route behind the
 /// development issuer (its key and the fleet's public URL shared, as

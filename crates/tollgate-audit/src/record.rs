@@ -133,7 +133,7 @@ pub struct CallRecord {
     /// Estimated model tokens of the response.
     #[serde(default)]
     pub tokens: u64,
-    /// The response is a catalogue (`tools/list`): its tokens are context
+    /// The response is a catalog (`tools/list`): its tokens are context
     /// cost for every later model turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub catalog: bool,

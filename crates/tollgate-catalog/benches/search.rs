@@ -1,10 +1,10 @@
-//! What `find_tools` costs on a large catalogue (target: ≤ 1 ms p50 over
+//! What `find_tools` costs on a large catalog (target: ≤ 1 ms p50 over
 //! 5,000 tools).
 //!
-//! The 5,000 tools are the quality fixture's catalogue
+//! The 5,000 tools are the quality fixture's catalog
 //! (`tests/fixtures/search/tools.json`, modelled on real MCP servers)
 //! repeated under ten member prefixes (`github0_…` to `github9_…`), so
-//! every term's postings are ten times longer than in a catalogue of 5,000
+//! every term's postings are ten times longer than in a catalog of 5,000
 //! different tools: a pessimistic case. The queries are the fixture's
 //! labelled natural-language queries.
 //!
@@ -31,7 +31,7 @@ const TOOLS: &str = include_str!("../../../tests/fixtures/search/tools.json");
 const QUERIES: &str = include_str!("../../../tests/fixtures/search/queries.json");
 
 /// The fixture's tools, repeated under ten prefixes until there are 5,000.
-fn catalogue() -> Vec<(String, Value)> {
+fn catalog() -> Vec<(String, Value)> {
     let doc: Value = serde_json::from_str(TOOLS).unwrap();
     let mut base = Vec::new();
     for server in doc["servers"].as_array().unwrap() {
@@ -87,7 +87,7 @@ fn print_percentiles(index: &ToolIndex, queries: &[String]) {
 }
 
 fn bench(c: &mut Criterion) {
-    let tools = catalogue();
+    let tools = catalog();
     let queries = queries();
     let index = ToolIndex::build(tools.iter().map(|(n, d)| (n.as_str(), d)));
     print_percentiles(&index, &queries);

@@ -1,4 +1,4 @@
-//! Tool search quality on a labelled set: the catalogue of
+//! Tool search quality on a labelled set: the catalog of
 //! `tests/fixtures/search/tools.json` (tools modelled on real MCP servers,
 //! exposed as `{server}_{name}` the way a virtual server prefixes them) and
 //! the natural-language queries of `queries.json`, each with the tools that
@@ -20,8 +20,8 @@ use tollgate_catalog::ToolIndex;
 const TOOLS: &str = include_str!("../../../tests/fixtures/search/tools.json");
 const QUERIES: &str = include_str!("../../../tests/fixtures/search/queries.json");
 
-/// The exposed name and definition of every tool in the catalogue.
-fn catalogue() -> Vec<(String, Value)> {
+/// The exposed name and definition of every tool in the catalog.
+fn catalog() -> Vec<(String, Value)> {
     let doc: Value = serde_json::from_str(TOOLS).unwrap();
     let mut tools = Vec::new();
     for server in doc["servers"].as_array().unwrap() {
@@ -54,9 +54,9 @@ fn queries() -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn recall_at_5_over_the_labelled_queries() {
-    let tools = catalogue();
+    let tools = catalog();
     let queries = queries();
-    assert!(tools.len() >= 500, "the catalogue has {} tools", tools.len());
+    assert!(tools.len() >= 500, "the catalog has {} tools", tools.len());
     assert!(queries.len() >= 60, "{} labelled queries", queries.len());
     let names: HashSet<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.len(), tools.len(), "exposed names are unique");

@@ -37,9 +37,13 @@
     return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
   }
 
-  const callHref = (ref) => `/console/audit/call?${T.query({ file: ref.file, line: ref.line })}`;
+  // With a fleet store a record names the replica that wrote it.
+  const callHref = (ref) => `/console/audit/call?${T.query(ref.replica
+    ? { replica: ref.replica, file: ref.file, line: ref.line } : { file: ref.file, line: ref.line })}`;
 
   function resultsTable(records) {
+    const fleet = records.some(({ ref }) => ref && ref.replica);
+    const replica = { label: 'Replica', value: ({ ref }) => el('code', { testid: 'replica' }, ref.replica) };
     return T.table({
       caption: 'Matching calls',
       testid: 'audit-results',
@@ -47,6 +51,7 @@
       empty: 'No calls match these filters.',
       columns: [
         { label: 'Time', value: ({ ref, record }) => el('a', { href: callHref(ref), testid: 'call-link' }, T.time(record.time)) },
+        ...(fleet ? [replica] : []),
         { label: 'Subject', value: ({ record }) => (record.principal && record.principal.subject) || T.value(null) },
         { label: 'Server', value: ({ record }) => T.value(record.virtual_server || record.route) },
         { label: 'Method', value: ({ record }) => T.value(record.method) },
@@ -178,20 +183,23 @@
   function chainState(ref, chain) {
     const ok = chain && chain.verified;
     const text = ok ? 'verified' : `broken: ${(chain && chain.error) || 'the hash chain does not verify'}`;
+    const where = ref.replica ? ['Replica ', el('code', { testid: 'chain-replica' }, ref.replica), ', audit file '] : ['Audit file '];
+    const scope = chain && chain.source === 'store' ? ' (as stored in the fleet store, up to this line)' : '';
     return el('p', { class: 'chain' },
-      'Audit file ', el('code', {}, ref.file), `, line ${ref.line}. Hash chain: `,
+      ...where, el('code', {}, ref.file), `, line ${ref.line}. Hash chain${scope}: `,
       el('strong', { class: ok ? 'ok-text' : 'bad-text', testid: 'chain', data: { verified: String(!!ok) } }, text),
       chain && typeof chain.records === 'number' ? ` (${chain.records} records checked)` : null);
   }
 
   T.pages.call = async function (root) {
     const url = T.urlParams();
+    const replica = url.get('replica');
     const file = url.get('file');
     const line = url.get('line');
     root.append(el('p', {}, el('a', { href: '/console/audit' }, '← Audit search')));
     if (!file || !line) throw new Error('Open a call from the audit search: this page needs a file and a line.');
 
-    const [me, call] = await Promise.all([T.me(), T.api('/console/api/audit/call', { params: { file, line } })]);
+    const [me, call] = await Promise.all([T.me(), T.api('/console/api/audit/call', { params: replica ? { replica, file, line } : { file, line } })]);
     const record = call.record || {};
     const answers = call.answers || {};
 

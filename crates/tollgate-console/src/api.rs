@@ -1,9 +1,12 @@
 //! The console's JSON API under `/console/api`: what every page draws,
 //! usable from scripts with a bearer token for the console's URL. Reads
-//! of the audit trail go through the audit index, on a blocking thread.
+//! of the audit trail go through the audit index, on a blocking thread,
+//! or with a fleet store through PostgreSQL across every replica
+//! (`fleet`).
 
 pub(crate) mod access;
 pub(crate) mod audit;
+pub(crate) mod fleet;
 pub(crate) mod gateway;
 pub(crate) mod overview;
 pub(crate) mod spend;

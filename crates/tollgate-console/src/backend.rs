@@ -114,6 +114,12 @@ pub trait Backend: Send + Sync + 'static {
     fn report_settings(&self) -> tollgate_report::Settings;
     /// The audit directory, when the gateway writes audit files.
     fn audit_dir(&self) -> Option<PathBuf>;
+    /// The fleet store (`[store] postgres`), when the gateway has one:
+    /// audit search, the call view, export, spend and budgets then read
+    /// every replica's records there instead of this replica's index.
+    fn store(&self) -> Option<tollgate_store::Store> {
+        None
+    }
     /// Whether the gateway's indexer keeps the audit index current (else
     /// the console brings it up to date before reading it).
     fn indexer_running(&self) -> bool;

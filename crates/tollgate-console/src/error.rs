@@ -42,6 +42,9 @@ pub enum ConsoleError {
     /// The audit files could not be read.
     #[error("audit trail: {0}")]
     Trail(#[from] tollgate_audit::QueryError),
+    /// The fleet store could not answer (`fleet` reads).
+    #[error("fleet store: {0}")]
+    Store(#[from] tollgate_store::StoreError),
     /// The gateway could not carry out the action.
     #[error("{0}")]
     Gateway(String),
@@ -66,6 +69,10 @@ impl ConsoleError {
             ConsoleError::TokenRefused(_) => (StatusCode::UNAUTHORIZED, "token_refused"),
             ConsoleError::NoAuditTrail => (StatusCode::CONFLICT, "no_audit_trail"),
             ConsoleError::Index(_) | ConsoleError::Trail(_) => (StatusCode::INTERNAL_SERVER_ERROR, "audit_unreadable"),
+            ConsoleError::Store(tollgate_store::StoreError::Malformed { .. }) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "audit_unreadable")
+            }
+            ConsoleError::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
             ConsoleError::Gateway(_) => (StatusCode::UNPROCESSABLE_ENTITY, "refused"),
             ConsoleError::NotRecorded(_) => (StatusCode::SERVICE_UNAVAILABLE, "not_recorded"),
             ConsoleError::Approval(e) => approval_status(e),

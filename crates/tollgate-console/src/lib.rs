@@ -73,6 +73,7 @@ pub fn router(settings: Settings, backend: Arc<dyn Backend>) -> Result<Router, C
         .route("/console/api/audit", get(api::audit::search))
         .route("/console/api/audit/call", get(api::audit::call))
         .route("/console/api/audit/export", get(api::audit::export))
+        .route("/console/api/fleet", get(api::fleet::fleet))
         .route("/console/api/spend", get(api::spend::spend))
         .route("/console/api/spend.csv", get(api::spend::spend_csv))
         .route("/console/api/catalog", get(api::gateway::catalog))

@@ -97,7 +97,7 @@ fn every_filter_returns_the_lines_a_scan_returns_after_incremental_updates() {
     );
 }
 
-/// Count, tokens, catalogue tokens and errors of the complete records in
+/// Count, tokens, catalog tokens and errors of the complete records in
 /// the window, read from the files.
 fn scan_sums(dir: &std::path::Path, since: SystemTime, until: SystemTime) -> (u64, u64, u64, u64) {
     let mut sums = (0, 0, 0, 0);

@@ -73,7 +73,7 @@ impl ByteMeter {
     }
 }
 
-/// Whether a method's response is a catalogue the client puts into model
+/// Whether a method's response is a catalog the client puts into model
 /// context (`tools/list`): its tokens are recorded with `catalog = true`.
 pub fn is_catalog(method: McpMethod) -> bool {
     method == McpMethod::ToolsList

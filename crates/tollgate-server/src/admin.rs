@@ -65,6 +65,9 @@ pub(crate) struct AdminState {
     pub(crate) issuer: Option<Arc<tollgate_issuer::Issuer>>,
     /// Audit shipping to the fleet store, when `[store] postgres` is set.
     pub(crate) shipping: Option<Arc<crate::shipping::ShipStatus>>,
+    /// The fleet store audit lines are shipped to: the console reads
+    /// every replica's records there.
+    pub(crate) fleet: Option<tollgate_store::Store>,
     /// Catalog approvals shared through the fleet store, when it holds
     /// them.
     pub(crate) shared: Option<Arc<crate::governance::shared::SharedApprovals>>,

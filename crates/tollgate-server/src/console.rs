@@ -33,6 +33,9 @@ pub(crate) struct ConsoleBackend {
     /// The fleet store's approvals, when approvals are rows there: an
     /// approval is written there instead of the lock file.
     pub(crate) shared: Option<Arc<crate::governance::shared::SharedApprovals>>,
+    /// The fleet store, when the gateway ships to one: the console's
+    /// audit search, call view, spend and budgets read it.
+    pub(crate) fleet: Option<tollgate_store::Store>,
     /// One approval at a time writes the lock file.
     pub(crate) writing: Mutex<()>,
     /// The authorization server, when enabled: its clients and grants.
@@ -73,6 +76,10 @@ impl Backend for ConsoleBackend {
         let g = self.live.current();
         let audit = &g.loaded.config.audit;
         audit.enabled.then(|| audit.directory_for(&g.loaded.path))
+    }
+
+    fn store(&self) -> Option<tollgate_store::Store> {
+        self.fleet.clone()
     }
 
     fn indexer_running(&self) -> bool {

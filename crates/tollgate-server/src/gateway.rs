@@ -130,6 +130,7 @@ impl Gateway {
         let shipping = crate::shipping::setup(loaded)?;
         let ship_status = shipping.as_ref().map(crate::shipping::Shipping::status);
         let store = shipping.as_ref().map(crate::shipping::Shipping::store);
+        let fleet = store.clone();
         let checkpointer = crate::checkpoint::setup(loaded, &audit, store, &registry)?;
         if let Some(status) = &ship_status {
             registry.register(Box::new(ShipCollector::new(status.clone())?))?;
@@ -144,6 +145,7 @@ impl Gateway {
             lock: lock.clone(),
             issuer: base.issuer.clone(),
             shipping: ship_status,
+            fleet,
             shared: shared.clone(),
         };
         Ok(Gateway {
@@ -383,6 +385,7 @@ fn admin_router(
         approvals: state.approvals.clone(),
         lock: state.lock.clone(),
         shared: state.shared.clone(),
+        fleet: state.fleet.clone(),
         writing: std::sync::Mutex::new(()),
         issuer: state.issuer.clone(),
     });

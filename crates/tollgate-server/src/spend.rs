@@ -5,7 +5,7 @@
 //! response has ended and counts the answer's estimated tokens — the same
 //! figure the audit record holds — so budgets and `tollgate usage` agree.
 //! Refused calls cost nothing; answers a virtual server gives itself (its
-//! catalogue) count like any other.
+//! catalog) count like any other.
 
 use std::sync::Arc;
 

@@ -8,13 +8,15 @@
 //! and holds the tables the fleet's searches, spend and signed
 //! checkpoints use (`migrate` owns the schema). The server maps the
 //! configuration to [`StoreSettings`] and starts the shipper; the CLI
-//! migrates and reports the schema. Usage is summed in SQL (`usage`).
+//! migrates and reports the schema. Usage is summed in SQL (`usage`), and
+//! the console's searches and call views read here (`fleet`).
 //! `docs/fleet.md` describes what is shared where and how it fails.
 
 mod approvals;
 mod checkpoint;
 mod connect;
 mod error;
+mod fleet;
 mod migrate;
 mod read;
 mod settings;
@@ -23,6 +25,7 @@ mod usage;
 
 pub use approvals::{ApprovalFeed, CHANNEL as APPROVALS_CHANNEL, Imported, StoredApprovals};
 pub use error::{Result, StoreError};
+pub use fleet::{ChainCheck, Located, ReplicaShipping, StoredCall};
 pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
 pub use read::StoredRecords;
 pub use settings::{StoreSettings, StoreTls};

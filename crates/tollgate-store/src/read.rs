@@ -23,7 +23,7 @@ use crate::Store;
 use crate::error::{Result, StoreError};
 
 /// A query parameter.
-type Param = Box<dyn ToSql + Sync + Send>;
+pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
 
 /// The records matching a filter, read as they are asked for; see
 /// [`Store::records`].
@@ -108,6 +108,14 @@ const ORDER: &str = r#"file COLLATE "C", replica COLLATE "C", line_no"#;
 /// The SQL that narrows `filter` by the shipped columns, and its
 /// parameters.
 fn select(filter: &Filter) -> (String, Vec<Param>) {
+    let (conds, params) = conditions(filter);
+    let sql = format!("SELECT replica, file, line_no, line FROM audit_records WHERE {conds} ORDER BY {ORDER}");
+    (sql, params)
+}
+
+/// The `WHERE` conditions that narrow `filter` to call lines by the
+/// shipped columns, and their parameters (`$1` on).
+pub(crate) fn conditions(filter: &Filter) -> (String, Vec<Param>) {
     let mut conds = vec!["kind = 'call'".to_owned()];
     let mut params: Vec<Param> = Vec::new();
     let mut add = |cond: &str, value: Param| {
@@ -137,11 +145,7 @@ fn select(filter: &Filter) -> (String, Vec<Param>) {
     if let Some(s) = filter.status {
         add("status =", Box::new(i32::from(s)));
     }
-    let sql = format!(
-        "SELECT replica, file, line_no, line FROM audit_records WHERE {} ORDER BY {ORDER}",
-        conds.join(" AND ")
-    );
-    (sql, params)
+    (conds.join(" AND "), params)
 }
 
 #[cfg(test)]

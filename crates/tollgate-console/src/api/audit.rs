@@ -1,9 +1,11 @@
 //! Audit search, one call's story, and exports.
 //!
 //! `GET /console/api/audit` filters the trail through the index and reads
-//! back the matching lines; `GET /console/api/audit/call` answers the five
+//! back the matching lines (with a fleet store: every replica's, from
+//! PostgreSQL, `fleet`); `GET /console/api/audit/call` answers the five
 //! Reconstruction-Test questions for one record and verifies the chain of
-//! the file that holds it; `GET /console/api/audit/export` returns every
+//! the file that holds it (a stored record: that replica's file as
+//! stored); `GET /console/api/audit/export` returns every
 //! match as JSON lines or CSV and records who exported what. Captured
 //! payloads are only shown to auditors.
 
@@ -18,9 +20,9 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tollgate_audit::{CallRecord, Entry, Filter, Outcome, QueryError};
+use tollgate_audit::{CallRecord, Entry, Filter, Outcome};
 
-use super::{record_action, time_param, trail_file, with_index};
+use super::{fleet, record_action, time_param, trail_file, with_index};
 use crate::caller::Caller;
 use crate::error::ConsoleError;
 use crate::roles::Role;
@@ -101,7 +103,31 @@ pub(crate) async fn search(
     let filter = q.filter()?;
     let limit = q.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
     let started = Instant::now();
-    let (records, truncated) = with_index(&s, move |index| {
+    let (records, truncated) = if let Some(store) = s.backend.store() {
+        let (found, more) = fleet::search(&store, &filter, limit).await?;
+        let records = found
+            .into_iter()
+            .map(|l| json!({"ref": fleet::reference(&l), "record": shown(&caller, l.record)}))
+            .collect();
+        (records, more)
+    } else {
+        local_search(&s, caller, filter, limit).await?
+    };
+    Ok(Json(json!({
+        "records": records,
+        "truncated": truncated,
+        "took_ms": started.elapsed().as_secs_f64() * 1000.0,
+    })))
+}
+
+/// At most `limit` records matching `filter` from this replica's index.
+async fn local_search(
+    s: &Arc<Shared>,
+    caller: Caller,
+    filter: Filter,
+    limit: usize,
+) -> Result<(Vec<Value>, bool), ConsoleError> {
+    with_index(s, move |index| {
         let mut hits = index.query(filter)?;
         let mut out = Vec::new();
         for entry in hits.by_ref() {
@@ -113,16 +139,13 @@ pub(crate) async fn search(
         }
         Ok((out, false))
     })
-    .await?;
-    Ok(Json(json!({
-        "records": records,
-        "truncated": truncated,
-        "took_ms": started.elapsed().as_secs_f64() * 1000.0,
-    })))
+    .await
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct CallQuery {
+    /// The replica that wrote it (with a fleet store); else this one.
+    replica: Option<String>,
     file: String,
     line: u64,
 }
@@ -134,15 +157,17 @@ pub(crate) async fn call(
     Query(q): Query<CallQuery>,
 ) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
-    let dir = s.backend.audit_dir().ok_or(ConsoleError::NoAuditTrail)?;
-    let file = trail_file(&dir, &q.file)?;
-    let line = q.line;
-    let (record, chain) = tokio::task::spawn_blocking(move || {
-        let record = read_line(&file, line)?;
-        Ok::<_, ConsoleError>((record, chain_of(&file)))
-    })
-    .await
-    .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))??;
+    let (reference, record, chain) = match (s.backend.store(), q.replica.as_deref().filter(|r| !r.is_empty())) {
+        (Some(store), Some(replica)) => {
+            let found = fleet::call(&store, replica, &q.file, q.line).await?;
+            let chain = fleet::chain_json(&found);
+            (fleet::reference(&found.call), found.call.record, chain)
+        }
+        _ => {
+            let (record, chain) = local_call(&s, &q.file, q.line).await?;
+            (json!({"file": q.file, "line": q.line}), record, chain)
+        }
+    };
     let prices = s.backend.report_settings().prices;
     let cost = tollgate_report::spend::cost(&record, &prices);
     let policies: Vec<Value> = record
@@ -154,12 +179,25 @@ pub(crate) async fn call(
     let answers = super::gateway::answers(&record, policies, (cost, prices.currency()));
     let capture = record.capture.clone().filter(|_| caller.can(Role::Auditor));
     Ok(Json(json!({
-        "ref": {"file": q.file, "line": q.line},
+        "ref": reference,
         "record": shown(&caller, record),
         "chain": chain,
         "answers": answers,
         "capture": capture,
     })))
+}
+
+/// The call record on line `line` of this replica's audit file `name`,
+/// and whether that file's chain verifies.
+async fn local_call(s: &Shared, name: &str, line: u64) -> Result<(CallRecord, Value), ConsoleError> {
+    let dir = s.backend.audit_dir().ok_or(ConsoleError::NoAuditTrail)?;
+    let file = trail_file(&dir, name)?;
+    tokio::task::spawn_blocking(move || {
+        let record = read_line(&file, line)?;
+        Ok::<_, ConsoleError>((record, chain_of(&file)))
+    })
+    .await
+    .map_err(|e| ConsoleError::Gateway(format!("console task failed: {e}")))?
 }
 
 /// The call record on 1-based line `line` of `file`.
@@ -201,19 +239,29 @@ pub(crate) async fn export(
     };
     let filter = q.filter()?;
     let what = format!("audit {} {}", if csv { "csv" } else { "jsonl" }, describe(&q));
-    let who = caller.clone();
-    let (body, rows) = with_index(&s, move |index| {
-        let records = index
-            .query(filter)?
-            .take(MAX_EXPORT)
-            .map(|e| e.map(|e| (e.raw, e.record)));
+    let captures = caller.can(Role::Auditor);
+    let (body, rows) = if let Some(store) = s.backend.store() {
+        let (found, _) = fleet::search(&store, &filter, MAX_EXPORT).await?;
+        let records = found.into_iter().map(|l| Ok(fleet::exported(l)));
         if csv {
-            csv_export(records)
+            csv_export(records)?
         } else {
-            jsonl_export(records, who.can(Role::Auditor))
+            jsonl_export(records, captures)?
         }
-    })
-    .await?;
+    } else {
+        with_index(&s, move |index| {
+            let records = index
+                .query(filter)?
+                .take(MAX_EXPORT)
+                .map(|e| e.map(|e| (e.raw, e.record)).map_err(ConsoleError::from));
+            if csv {
+                csv_export(records)
+            } else {
+                jsonl_export(records, captures)
+            }
+        })
+        .await?
+    };
     record_action(&s, &caller, "console/export", format!("{what} ({rows} records)"), true).await?;
     let (kind, name) = if csv {
         ("text/csv; charset=utf-8", "tollgate-audit.csv")
@@ -231,7 +279,7 @@ pub(crate) async fn export(
 /// The lines as stored (so each still verifies against the chain), except
 /// that non-auditors get them without captures.
 fn jsonl_export(
-    records: impl Iterator<Item = Result<(String, CallRecord), QueryError>>,
+    records: impl Iterator<Item = Result<(String, CallRecord), ConsoleError>>,
     captures: bool,
 ) -> Result<(Vec<u8>, usize), ConsoleError> {
     let mut out = Vec::new();
@@ -282,7 +330,7 @@ const CSV_HEADER: [&str; 19] = [
 /// reads as a formula: names, subjects and errors come from callers and
 /// upstreams).
 fn csv_export(
-    records: impl Iterator<Item = Result<(String, CallRecord), QueryError>>,
+    records: impl Iterator<Item = Result<(String, CallRecord), ConsoleError>>,
 ) -> Result<(Vec<u8>, usize), ConsoleError> {
     let fail = |e: tollgate_report::csv::CsvError| ConsoleError::Gateway(format!("CSV: {e}"));
     let mut w = tollgate_report::csv::Writer::new();

@@ -1,6 +1,7 @@
 //! `GET /console/api/spend?by=…&period=day|week|month` (or `since` and
 //! `until`): usage grouped by team, cost centre, user, server or tool —
-//! the same report as `tollgate usage`, from the audit index — with
+//! the same report as `tollgate usage`, from the audit index (with a
+//! fleet store: every replica's calls, summed by PostgreSQL) — with
 //! catalogue context cost apart, a daily (or hourly) series, and each
 //! budget's spend this period with its projection. `spend.csv` is the
 //! report as CSV, and its export is recorded.
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_report::BudgetRow;
 
-use super::{record_action, time_param, window, with_index};
+use super::{fleet, record_action, time_param, window, with_index};
 use crate::caller::Caller;
 use crate::cookie::unix_secs as secs;
 use crate::error::ConsoleError;
@@ -67,12 +68,15 @@ async fn report(
     by: GroupBy,
     (since, until): (SystemTime, SystemTime),
 ) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
-    let prices = s.backend.report_settings().prices;
     let step = if secs(until) - secs(since) <= 86_400 {
         3600
     } else {
         86_400
     };
+    if let Some(store) = s.backend.store() {
+        return fleet::spend(&store, &s.backend.report_settings(), by, (since, until), step).await;
+    }
+    let prices = s.backend.report_settings().prices;
     with_index(s, move |index| {
         let mut days: std::collections::BTreeMap<u64, Day> = std::collections::BTreeMap::new();
         let window = (Some(since), Some(until));
@@ -80,7 +84,7 @@ async fn report(
             let d = days.entry(secs(c.time) / step * step).or_default();
             d.tokens += sample.tokens;
             d.catalog_tokens += if sample.catalog { sample.tokens } else { 0 };
-            d.cost += sample.cost;
+            d.cost += sample.cost();
         })?;
         let series = days
             .into_iter()
@@ -121,9 +125,17 @@ pub(crate) async fn spend(
     })))
 }
 
-/// Each budget's spend this period, from the audit index.
+/// Each budget's spend this period, from the audit index (or the fleet
+/// store).
 async fn budgets(s: &Arc<Shared>) -> Result<Vec<Value>, ConsoleError> {
     let settings = s.backend.report_settings();
+    if let Some(store) = s.backend.store() {
+        return Ok(fleet::budgets(&store, settings)
+            .await?
+            .iter()
+            .map(budget_json)
+            .collect());
+    }
     let rows = with_index(s, move |index| {
         Ok(tollgate_report::budgets::report_indexed(
             index,

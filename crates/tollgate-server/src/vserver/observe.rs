@@ -7,7 +7,7 @@
 //! the catalog, `find_tools`, and its refusals — is recorded here, under
 //! the virtual server's name, by the same summary builder as a route's
 //! calls and the same observers: the audit trail, the call metrics and
-//! spend. So `tollgate usage` counts the catalogue a caller was sent
+//! spend. So `tollgate usage` counts the catalog a caller was sent
 //! through a virtual server (`tools/list` tokens), and the saving of
 //! search mode shows there.
 

@@ -16,7 +16,7 @@ pub(crate) struct Call {
     pub(crate) who: Option<&'static str>,
     pub(crate) team: Option<&'static str>,
     pub(crate) server: &'static str,
-    /// `None`: a `tools/list` (catalogue) call.
+    /// `None`: a `tools/list` (catalog) call.
     pub(crate) tool: Option<&'static str>,
     pub(crate) decision: Outcome,
     pub(crate) status: u16,
