@@ -267,11 +267,11 @@ async fn each_user_connects_their_own_grant_and_the_upstream_sees_their_token() 
 
     let metrics = w.gw.metrics().await;
     for (event, n) in [("asked", 2), ("connected", 2), ("refused", 1)] {
-        let line = format!("tollgate_upstream_grant_events{{event=\"{event}\",server=\"github\"}} {n}");
+        let line = format!("tollgate_upstream_grant_events_total{{event=\"{event}\",server=\"github\"}} {n}");
         assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
     }
     // At least alice's, after the sleep (a slow machine may refresh bob's too).
-    let refreshed = "tollgate_upstream_grant_events{event=\"refreshed\",server=\"github\"} ";
+    let refreshed = "tollgate_upstream_grant_events_total{event=\"refreshed\",server=\"github\"} ";
     let count = metrics
         .lines()
         .find_map(|l| l.strip_prefix(refreshed))

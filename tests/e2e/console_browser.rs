@@ -285,7 +285,7 @@ async fn the_console_in_a_real_browser() {
     // console reads the index: wait until it holds the whole trail.
     let all = settled(&dir).await;
     scrape_until(&gw.admin, |m| {
-        metric(m, "tollgate_audit_index_records", &[]) >= all as f64
+        metric(m, "tollgate_audit_index_records_total", &[]) >= all as f64
     })
     .await;
 

@@ -155,13 +155,13 @@ fn raw_queries() -> Vec<(String, String)> {
     out
 }
 
-/// Every panel query of the dashboard, with Grafana's rate interval and
-/// the variables' "All" filled in.
+/// Every panel query of the dashboard, with Grafana's rate interval, its
+/// time range and the variables' "All" filled in.
 fn dashboard_queries() -> Vec<(String, String)> {
     raw_queries()
         .into_iter()
         .map(|(title, expr)| {
-            let mut expr = expr.replace("$__rate_interval", "20s");
+            let mut expr = expr.replace("$__rate_interval", "20s").replace("$__range", "1h");
             for var in VARIABLES {
                 expr = expr.replace(&format!("${var}"), ".*");
             }
@@ -258,6 +258,16 @@ async fn every_dashboard_query_and_alert_expression_finds_the_gateways_series() 
             assert!(
                 matches!(kind, Some("counter" | "histogram")),
                 "{title}: rate() of {name}, which the gateway exports as {kind:?}"
+            );
+        }
+        // A counter shown as it is would be a total since the replica
+        // started: panels read counters through rate() or increase().
+        let rated = rated_metrics(&expr);
+        for name in metric_names(&expr) {
+            let counter = types.get(&name).is_some_and(|t| t == "counter");
+            assert!(
+                !counter || rated.contains(&name),
+                "{title}: {name} is a counter, read without rate()"
             );
         }
     }

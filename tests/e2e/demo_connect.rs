@@ -224,7 +224,7 @@ async fn the_gateway_refreshes_an_expired_notes_token_and_notes_rotates_it() {
         assert_eq!(whoami(&w.gw, &alice).await, "alice", "{}", w.gw.log());
     }
     let metrics = w.gw.metrics().await;
-    let refreshed = "tollgate_upstream_grant_events{event=\"refreshed\",server=\"notes\"} ";
+    let refreshed = "tollgate_upstream_grant_events_total{event=\"refreshed\",server=\"notes\"} ";
     let count = metrics.lines().find_map(|l| l.strip_prefix(refreshed));
     assert!(
         count.and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n >= 2),

@@ -165,7 +165,7 @@ async fn calls_spread_round_robin_over_three_replicas_arrive_in_the_store_exactl
     assert_eq!(detail["fleet_store"]["shipping"], "ok", "{detail:#}");
     let metrics = gws[1].metrics().await;
     assert!(
-        try_metric(&metrics, "tollgate_store_shipped_lines", &[]).unwrap() >= 10.0,
+        try_metric(&metrics, "tollgate_store_shipped_lines_total", &[]).unwrap() >= 10.0,
         "{metrics}"
     );
     assert_eq!(try_metric(&metrics, "tollgate_store_ship_healthy", &[]), Some(1.0));
@@ -248,7 +248,7 @@ async fn a_store_stopped_under_calls_fails_and_slows_none_and_loses_none_once_ba
     // The outage showed: passes failed, and the lag grew.
     let metrics = gws[0].metrics().await;
     assert!(
-        try_metric(&metrics, "tollgate_store_ship_failures", &[]).unwrap() >= 1.0,
+        try_metric(&metrics, "tollgate_store_ship_failures_total", &[]).unwrap() >= 1.0,
         "{metrics}"
     );
 

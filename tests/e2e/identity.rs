@@ -271,7 +271,7 @@ async fn an_unreachable_issuer_means_not_ready_and_503_not_a_crash() {
     assert_eq!(value("tollgate_auth_jwks_keys", &issuer_label), 0.0);
     assert_eq!(value("tollgate_auth_jwks_last_fetch_success", &issuer_label), 0.0);
     let failed = [("issuer", down.as_str()), ("result", "failed")];
-    assert!(value("tollgate_auth_jwks_fetches", &failed) >= 1.0, "{metrics}");
+    assert!(value("tollgate_auth_jwks_fetches_total", &failed) >= 1.0, "{metrics}");
     assert_eq!(
         http()
             .get(format!("{}/healthz", gw.admin))

@@ -96,7 +96,7 @@ async fn calls_over_a_rule_get_429_per_principal_with_the_rule_recorded() {
 
     let m = gw.metrics().await;
     assert_eq!(
-        metric(&m, "tollgate_rate_limit_refusals", &[("rule", "echo-per-user")]),
+        metric(&m, "tollgate_rate_limit_refusals_total", &[("rule", "echo-per-user")]),
         1.0
     );
 }

@@ -380,7 +380,7 @@ async fn policies_reload_under_load_without_failed_requests_and_a_broken_set_is_
         "permit (principal, action, resource) when { nonsense };",
     )
     .unwrap();
-    wait_for_metric(&gw, "tollgate_policy_reload_failures 1").await;
+    wait_for_metric(&gw, "tollgate_policy_reload_failures_total 1").await;
     let res = echo().await.unwrap();
     assert_eq!(
         rpc_message(res).await["error"]["code"],

@@ -71,10 +71,10 @@ async fn a_call_is_traced_from_the_caller_through_the_gateway_to_the_upstream() 
     assert_eq!(res.status(), 200);
     res.bytes().await.unwrap();
     // The server and client spans ended and are queued for export.
-    let ended = |t: &str| try_metric(t, "tollgate_trace_spans", &[("kind", "ended")]) == Some(2.0);
+    let ended = |t: &str| try_metric(t, "tollgate_trace_spans_total", &[("kind", "ended")]) == Some(2.0);
     let scraped = scrape_until(&gw.admin, ended).await;
     assert_eq!(
-        metric(&scraped, "tollgate_trace_spans", &[("kind", "export_failed")]),
+        metric(&scraped, "tollgate_trace_spans_total", &[("kind", "export_failed")]),
         0.0
     );
     gw.shutdown().await; // flushes the exporter and the audit trail

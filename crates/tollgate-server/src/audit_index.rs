@@ -29,8 +29,8 @@ pub(crate) struct IndexMetrics {
 impl IndexMetrics {
     pub(crate) fn register(registry: &Registry) -> prometheus::Result<IndexMetrics> {
         let records = IntCounter::new(
-            "tollgate_audit_index_records",
-            "Call records added to the audit index (index.sqlite) since start.",
+            "tollgate_audit_index_records_total",
+            "Call records added to the audit index (index.sqlite).",
         )?;
         let healthy = IntGauge::new(
             "tollgate_audit_index_healthy",

@@ -14,6 +14,7 @@ mod doc_sync;
 mod limits;
 mod shipping;
 mod status;
+mod totals;
 mod upstreams;
 mod vault;
 mod virtual_servers;

@@ -36,7 +36,10 @@ async fn the_gateway_indexes_its_trail_as_it_writes_it() {
     for id in 1..=20 {
         assert_eq!(echo(&gw, id).await, 200);
     }
-    let metrics = scrape_until(&gw.admin, |m| metric(m, "tollgate_audit_index_records", &[]) >= 20.0).await;
+    let metrics = scrape_until(&gw.admin, |m| {
+        metric(m, "tollgate_audit_index_records_total", &[]) >= 20.0
+    })
+    .await;
     assert_eq!(metric(&metrics, "tollgate_audit_index_healthy", &[]), 1.0);
     let dir = gw.audit_dir();
     let index = dir.join("index.sqlite");

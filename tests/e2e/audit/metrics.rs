@@ -40,7 +40,7 @@ impl Counted {
         let text = scrape_until(&gw.admin, |t| {
             let at_least =
                 |name: &str, labels: &[(&str, &str)], n: f64| try_metric(t, name, labels).is_some_and(|v| v >= n);
-            at_least("tollgate_audit_records", &[("kind", "written")], 5.0)
+            at_least("tollgate_audit_records_total", &[("kind", "written")], 5.0)
                 && at_least("tollgate_requests_total", &[], 5.0)
                 && at_least("tollgate_audit_write_seconds_count", &[("stage", "sync")], 1.0)
         })
@@ -157,8 +157,8 @@ impl Counted {
         let denial = [("route", "demo"), ("reason", "deny"), ("mode", "enforce")];
         assert_eq!(self.m("tollgate_policy_denials_total", &denial), 1.0);
         assert_eq!(self.m("tollgate_policy_denials_total", &[]), 1.0);
-        assert_eq!(self.m("tollgate_audit_records", &[("kind", "written")]), 5.0);
-        assert_eq!(self.m("tollgate_audit_records", &[("kind", "dropped")]), 0.0);
+        assert_eq!(self.m("tollgate_audit_records_total", &[("kind", "written")]), 5.0);
+        assert_eq!(self.m("tollgate_audit_records_total", &[("kind", "dropped")]), 0.0);
         assert_eq!(self.m("tollgate_audit_queue_depth", &[]), 0.0);
         assert!(self.m("tollgate_audit_write_seconds_count", &[("stage", "sync")]) >= 1.0);
         assert!(self.m("tollgate_audit_write_seconds_count", &[("stage", "record")]) >= 1.0);

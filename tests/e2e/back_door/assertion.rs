@@ -77,7 +77,7 @@ async fn an_identity_assertion_gets_each_user_their_upstream_token_without_conse
     }
 
     let metrics = gw.metrics().await;
-    let line = "tollgate_upstream_grant_events{event=\"connected\",server=\"crm\"} 2";
+    let line = "tollgate_upstream_grant_events_total{event=\"connected\",server=\"crm\"} 2";
     assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
     assert!(
         !metrics.contains("event=\"asked\""),

@@ -74,7 +74,7 @@ async fn new_tools_are_quarantined_changed_ones_blocked_until_approved() {
     let verdict = |outcome: &str| {
         metric(
             &m,
-            "tollgate_catalog_gate_verdicts",
+            "tollgate_catalog_gate_verdicts_total",
             &[("route", ROUTE), ("judged", "call"), ("outcome", outcome)],
         )
     };
@@ -178,7 +178,7 @@ async fn an_invalid_lock_is_refused_and_the_old_one_keeps_serving() {
     std::fs::write(rig.lock(), bad).unwrap();
 
     let m = tollgate_e2e::audit_support::scrape_until(&rig.gw.admin, |m| {
-        tollgate_e2e::audit_support::try_metric(m, "tollgate_catalog_lock_reload_failures", &[])
+        tollgate_e2e::audit_support::try_metric(m, "tollgate_catalog_lock_reload_failures_total", &[])
             .is_some_and(|v| v >= 1.0)
     })
     .await;

@@ -188,7 +188,8 @@ async fn a_full_audit_disk_in_batch_mode_keeps_serving_and_announces_the_loss() 
         assert_eq!(ex.status, 200, "batch mode never refuses for the audit trail: {ex:?}");
     }
     let m = gw.metrics().await;
-    let write_errors = tollgate_e2e::audit_support::metric(&m, "tollgate_audit_records", &[("kind", "write_errors")]);
+    let write_errors =
+        tollgate_e2e::audit_support::metric(&m, "tollgate_audit_records_total", &[("kind", "write_errors")]);
     assert!(write_errors >= 1.0, "the alert metric moved: {write_errors}");
     assert_eq!(
         tollgate_e2e::audit_support::metric(&m, "tollgate_audit_healthy", &[]),

@@ -118,7 +118,7 @@ async fn cached_keys_serve_while_the_identity_provider_is_down_and_new_keys_wait
     let failed = [("issuer", idp.url()), ("result", "failed".to_owned())];
     let failed: Vec<(&str, &str)> = failed.iter().map(|(k, v)| (*k, v.as_str())).collect();
     assert!(
-        metric(&metrics, "tollgate_auth_jwks_fetches", &failed) >= 1.0,
+        metric(&metrics, "tollgate_auth_jwks_fetches_total", &failed) >= 1.0,
         "{metrics}"
     );
     let ready = http().get(format!("{}/readyz", gw.admin)).send().await.unwrap();

@@ -140,7 +140,7 @@ async fn a_reload_under_load_adds_a_server_and_tightens_a_limit_without_a_failed
 
     let m = gw.metrics().await;
     assert_eq!(metric(&m, "tollgate_config_generation", &[]), 2.0);
-    assert_eq!(metric(&m, "tollgate_config_reloads", &[]), 1.0);
+    assert_eq!(metric(&m, "tollgate_config_reloads_total", &[]), 1.0);
     assert!(gw.log().contains("configuration reloaded"), "{}", gw.log());
 }
 
@@ -170,7 +170,7 @@ async fn an_invalid_file_is_refused_and_the_configuration_in_force_keeps_serving
     assert!(error.contains("servers[1].colour"), "{error}");
     assert!(gw.log().contains("configuration reload refused"), "{}", gw.log());
     let m = gw.metrics().await;
-    assert_eq!(metric(&m, "tollgate_config_reload_failures", &[]), 1.0);
+    assert_eq!(metric(&m, "tollgate_config_reload_failures_total", &[]), 1.0);
     assert_eq!(metric(&m, "tollgate_config_last_reload_success", &[]), 0.0);
     assert_eq!(echo("more").await.status(), 200, "the old configuration serves");
 

@@ -73,7 +73,7 @@ async fn a_failing_upstream_opens_its_breaker_and_a_good_probe_closes_it() {
         2.0
     );
     assert_eq!(
-        metric(&gw.metrics().await, "tollgate_upstream_breaker_opened", &labels),
+        metric(&gw.metrics().await, "tollgate_upstream_breaker_opened_total", &labels),
         1.0
     );
 
@@ -122,7 +122,11 @@ async fn a_concurrency_cap_refuses_calls_past_it_while_the_upstream_is_slow() {
     );
     assert_eq!(first.await.unwrap().status, 200);
     assert_eq!(
-        metric(&gw.metrics().await, "tollgate_upstream_shed", &[("route", "slow")]),
+        metric(
+            &gw.metrics().await,
+            "tollgate_upstream_shed_total",
+            &[("route", "slow")]
+        ),
         1.0
     );
     assert_eq!(

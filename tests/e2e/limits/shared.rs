@@ -126,7 +126,7 @@ async fn three_replicas_share_one_limit_through_redis_and_ride_out_its_restart()
     );
     let m = replicas[0].metrics().await;
     assert_eq!(metric(&m, "tollgate_limit_store_up", &[]), 0.0);
-    assert!(metric(&m, "tollgate_limit_store_errors", &[]) >= 1.0);
+    assert!(metric(&m, "tollgate_limit_store_errors_total", &[]) >= 1.0);
 
     // Redis comes back on the same port: every replica recovers by itself.
     let _redis = RedisServer::start(Some(port)).await;

@@ -11,13 +11,14 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{GaugeVec, IntGauge, IntGaugeVec, Opts};
 
+use super::totals::Totals;
 use crate::catalog::{Approvals, Judged, OUTCOMES};
 use crate::governance::findings;
 use crate::governance::reload::LockFile;
 use crate::governance::report::{outcome_counts, sync_age};
 use crate::live::Live;
 
-/// Collects the catalog gauges at scrape time.
+/// Collects the catalog gauges and totals at scrape time.
 pub(crate) struct CatalogCollector {
     live: Arc<Live>,
     approvals: Arc<Approvals>,
@@ -25,12 +26,13 @@ pub(crate) struct CatalogCollector {
     synced: IntGaugeVec,
     last_ok: IntGaugeVec,
     age: GaugeVec,
-    syncs: IntGaugeVec,
+    syncs: Totals,
     definitions: IntGaugeVec,
-    verdicts: IntGaugeVec,
+    verdicts: Totals,
     findings: IntGaugeVec,
     trust_refused: IntGaugeVec,
-    lock_gauges: [IntGauge; 4],
+    lock_gauges: [IntGauge; 2],
+    lock_totals: [Totals; 2],
     descs: Vec<Desc>,
 }
 
@@ -59,9 +61,9 @@ impl CatalogCollector {
                 ),
                 &["route"],
             )?,
-            syncs: vec(
-                "tollgate_catalog_syncs",
-                "Catalog syncs since start, by result: ok, failed.",
+            syncs: Totals::new(
+                "tollgate_catalog_syncs_total",
+                "Catalog syncs, by result: ok, failed.",
                 &["route", "result"],
             )?,
             definitions: vec(
@@ -69,9 +71,9 @@ impl CatalogCollector {
                 "Definitions the upstream lists or the lock approves, by the gate's verdict: approved, quarantined, blocked, unlisted.",
                 &["route", "outcome"],
             )?,
-            verdicts: vec(
-                "tollgate_catalog_gate_verdicts",
-                "Gate verdicts since start on calls and list entries (judged: call, list), by outcome.",
+            verdicts: Totals::new(
+                "tollgate_catalog_gate_verdicts_total",
+                "Gate verdicts on calls and list entries (judged: call, list), by outcome.",
                 &["route", "judged", "outcome"],
             )?,
             findings: vec(
@@ -90,16 +92,20 @@ impl CatalogCollector {
                     "Approvals in force (the lock file's and the fleet store's).",
                 )?,
                 gauge(
-                    "tollgate_catalog_lock_reloads",
-                    "Lock reloads that put a new lock in force since start.",
-                )?,
-                gauge(
-                    "tollgate_catalog_lock_reload_failures",
-                    "Refused lock reloads (invalid locks) since start.",
-                )?,
-                gauge(
                     "tollgate_catalog_lock_last_reload_success",
                     "1 unless the last lock reload was refused.",
+                )?,
+            ],
+            lock_totals: [
+                Totals::new(
+                    "tollgate_catalog_lock_reloads_total",
+                    "Lock reloads that put a new lock in force.",
+                    &[],
+                )?,
+                Totals::new(
+                    "tollgate_catalog_lock_reload_failures_total",
+                    "Refused lock reloads (invalid locks).",
+                    &[],
                 )?,
             ],
             descs: Vec::new(),
@@ -121,6 +127,7 @@ impl CatalogCollector {
             &self.trust_refused,
         ];
         out.extend(self.lock_gauges.iter().map(|g| g as &dyn Collector));
+        out.extend(self.lock_totals.iter().map(|t| t as &dyn Collector));
         out
     }
 
@@ -131,15 +138,16 @@ impl CatalogCollector {
         let vecs = [
             &self.synced,
             &self.last_ok,
-            &self.syncs,
             &self.definitions,
-            &self.verdicts,
             &self.findings,
             &self.trust_refused,
         ];
         vecs.iter().for_each(|v| v.reset());
         self.age.reset();
-        for route in &self.live.current().routes() {
+        let routes = self.live.current().routes();
+        let mut syncs = Vec::new();
+        let mut verdicts = Vec::new();
+        for route in &routes {
             let name = &*route.name;
             let s = route.catalog.status();
             self.synced
@@ -151,18 +159,16 @@ impl CatalogCollector {
             if let Some(age) = sync_age(route) {
                 self.age.with_label_values(&[name]).set(age);
             }
-            self.syncs.with_label_values(&[name, "ok"]).set(n(s.successes));
-            self.syncs.with_label_values(&[name, "failed"]).set(n(s.failures));
+            syncs.push((vec![name, "ok"], s.successes));
+            syncs.push((vec![name, "failed"], s.failures));
             for (outcome, count) in outcome_counts(route, &lock) {
                 let count = i64::try_from(count).unwrap_or(i64::MAX);
                 self.definitions.with_label_values(&[name, outcome.as_str()]).set(count);
             }
             for judged in Judged::ALL {
                 for outcome in OUTCOMES {
-                    let v = n(route.catalog.counted(judged, outcome));
-                    self.verdicts
-                        .with_label_values(&[name, judged.as_str(), outcome.as_str()])
-                        .set(v);
+                    let v = route.catalog.counted(judged, outcome);
+                    verdicts.push((vec![name, judged.as_str(), outcome.as_str()], v));
                 }
             }
             for (check, count) in findings::counts(&s.findings) {
@@ -173,16 +179,15 @@ impl CatalogCollector {
                 .with_label_values(&[name])
                 .set(i64::from(route.catalog.trust_refused()));
         }
+        self.syncs.update(syncs);
+        self.verdicts.update(verdicts);
         let status = &self.lock.status;
-        let values = [
-            lock.iter().count() as u64,
-            status.reloads.load(Ordering::Relaxed),
-            status.failures.load(Ordering::Relaxed),
-            u64::from(status.last_ok.load(Ordering::Relaxed)),
-        ];
-        for (g, v) in self.lock_gauges.iter().zip(values) {
-            g.set(n(v));
-        }
+        let [approved, last_ok] = &self.lock_gauges;
+        approved.set(n(lock.iter().count() as u64));
+        last_ok.set(i64::from(status.last_ok.load(Ordering::Relaxed)));
+        let [reloads, failures] = &self.lock_totals;
+        reloads.set(status.reloads.load(Ordering::Relaxed));
+        failures.set(status.failures.load(Ordering::Relaxed));
     }
 }
 

@@ -5,37 +5,37 @@
 
 use std::sync::Arc;
 
+use super::totals::Totals;
 use crate::live::Live;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGauge, IntGaugeVec, Opts};
 
-/// Collects the rate-limit gauges at scrape time.
+/// Collects the rate-limit gauges and totals at scrape time.
 pub(crate) struct LimitCollector {
     live: Arc<Live>,
-    refusals: IntGaugeVec,
+    refusals: Totals,
     store_up: IntGauge,
-    store_errors: IntGauge,
+    store_errors: Totals,
     budget_spent: IntGaugeVec,
     budget_tokens: IntGaugeVec,
 }
 
 impl LimitCollector {
     pub(crate) fn new(live: Arc<Live>) -> prometheus::Result<Self> {
-        let refusals = IntGaugeVec::new(
-            Opts::new(
-                "tollgate_rate_limit_refusals",
-                "Calls a rate-limit rule refused with 429 since start, by rule id.",
-            ),
+        let refusals = Totals::new(
+            "tollgate_rate_limit_refusals_total",
+            "Calls a rate-limit rule refused with 429, by rule id.",
             &["rule"],
         )?;
         let store_up = IntGauge::new(
             "tollgate_limit_store_up",
             "1 while the shared limit store ([limits.redis]) answers, 0 while rules follow on_store_error.",
         )?;
-        let store_errors = IntGauge::new(
-            "tollgate_limit_store_errors",
-            "Limit decisions the shared store could not make since start (timeouts, no connection, errors).",
+        let store_errors = Totals::new(
+            "tollgate_limit_store_errors_total",
+            "Limit decisions the shared store could not make (timeouts, no connection, errors).",
+            &[],
         )?;
         let budget_spent = IntGaugeVec::new(
             Opts::new(
@@ -76,14 +76,11 @@ impl Collector for LimitCollector {
         let g = self.live.current();
         let limiter = &g.shared.limiter;
         // Only the rules and budgets in force: one a reload removed leaves.
-        for v in [&self.refusals, &self.budget_spent, &self.budget_tokens] {
+        for v in [&self.budget_spent, &self.budget_tokens] {
             v.reset();
         }
-        for (rule, n) in limiter.refusals() {
-            self.refusals
-                .with_label_values(&[rule])
-                .set(i64::try_from(n).unwrap_or(i64::MAX));
-        }
+        self.refusals
+            .update(limiter.refusals().map(|(rule, n)| (vec![rule], n)));
         let mut out = self.refusals.collect();
         let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         for c in limiter.budget_counts() {
@@ -95,7 +92,7 @@ impl Collector for LimitCollector {
         out.extend(self.budget_tokens.collect());
         if let Some(h) = limiter.store_health() {
             self.store_up.set(i64::from(h.up));
-            self.store_errors.set(i64::try_from(h.errors).unwrap_or(i64::MAX));
+            self.store_errors.set(h.errors);
             out.extend(self.store_up.collect());
             out.extend(self.store_errors.collect());
         }

@@ -10,15 +10,16 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{Gauge, IntGauge};
 
+use super::totals::Totals;
 use crate::shipping::ShipStatus;
 
 /// Collects the shipper's status at scrape time.
 pub(crate) struct ShipCollector {
     status: Arc<ShipStatus>,
     lag: Gauge,
-    lines: IntGauge,
+    lines: Totals,
     pending: IntGauge,
-    failures: IntGauge,
+    failures: Totals,
     healthy: IntGauge,
 }
 
@@ -30,17 +31,19 @@ impl ShipCollector {
                 "tollgate_store_ship_lag_seconds",
                 "How long since the fleet store last held every line of this replica's audit files (0 when it does).",
             )?,
-            lines: IntGauge::new(
-                "tollgate_store_shipped_lines",
-                "Audit lines shipped to the fleet store since start.",
+            lines: Totals::new(
+                "tollgate_store_shipped_lines_total",
+                "Audit lines shipped to the fleet store.",
+                &[],
             )?,
             pending: IntGauge::new(
                 "tollgate_store_ship_pending_bytes",
                 "Bytes of the audit files not shipped yet, at the last pass.",
             )?,
-            failures: IntGauge::new(
-                "tollgate_store_ship_failures",
-                "Shipping passes that failed since start (the store down, a batch refused).",
+            failures: Totals::new(
+                "tollgate_store_ship_failures_total",
+                "Shipping passes that failed (the store down, a batch refused).",
+                &[],
             )?,
             healthy: IntGauge::new(
                 "tollgate_store_ship_healthy",
@@ -63,9 +66,9 @@ impl Collector for ShipCollector {
         let stats = &self.status.stats;
         let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         self.lag.set(stats.lag(SystemTime::now()).as_secs_f64());
-        self.lines.set(int(stats.lines()));
+        self.lines.set(stats.lines());
         self.pending.set(int(stats.pending_bytes()));
-        self.failures.set(int(stats.failures()));
+        self.failures.set(stats.failures());
         self.healthy.set(i64::from(self.status.healthy()));
         self.gauges().into_iter().flat_map(Collector::collect).collect()
     }

@@ -1,5 +1,5 @@
 //! Metrics read when Prometheus scrapes: the audit sink's queue and
-//! counters, the policy set in force and its reloads, each token issuer's
+//! totals, the policy set in force and its reloads, each token issuer's
 //! signing keys and their fetches, the trace pipeline's span totals, and
 //! the configuration in force and its reloads.
 //! Nothing on the request path touches them.
@@ -12,23 +12,27 @@ use prometheus::{IntGauge, IntGaugeVec, Opts};
 use std::sync::atomic::Ordering;
 use tollgate_audit::AuditHandle;
 
+use super::totals::Totals;
 use crate::live::Live;
 use tollgate_policy::PolicyEngine;
 use tollgate_telemetry::SpanCounts;
 
-/// Collects the status gauges at scrape time.
+/// Collects the status gauges and totals at scrape time.
 pub(crate) struct StatusCollector {
     audit: AuditHandle,
     policy: Option<Arc<PolicyEngine>>,
     live: Arc<Live>,
     spans: Option<Arc<SpanCounts>>,
     gauges: Vec<IntGauge>,
-    audit_counters: IntGaugeVec,
+    /// Unlabelled totals, indexed like [`TOTALS`].
+    totals: Vec<Totals>,
+    audit_records: Totals,
     /// Per issuer: keys in force, fetches by result, last fetch ok.
     issuer_keys: IntGaugeVec,
-    issuer_fetches: IntGaugeVec,
+    issuer_fetches: Totals,
     issuer_last_ok: IntGaugeVec,
-    span_counters: IntGaugeVec,
+    spans_total: Totals,
+    spans_unexported: IntGauge,
     descs: Vec<Desc>,
 }
 
@@ -38,17 +42,13 @@ const QUEUE_CAPACITY: usize = 1;
 const AUDIT_HEALTHY: usize = 2;
 const POLICY_GENERATION: usize = 3;
 const POLICY_COUNT: usize = 4;
-const POLICY_RELOADS: usize = 5;
-const POLICY_FAILURES: usize = 6;
-const POLICY_LAST_OK: usize = 7;
-const AUTH_KEYS_READY: usize = 8;
-const CONFIG_GENERATION: usize = 9;
-const CONFIG_RELOADS: usize = 10;
-const CONFIG_FAILURES: usize = 11;
-const CONFIG_LAST_OK: usize = 12;
-const CONFIG_RESTART: usize = 13;
+const POLICY_LAST_OK: usize = 5;
+const AUTH_KEYS_READY: usize = 6;
+const CONFIG_GENERATION: usize = 7;
+const CONFIG_LAST_OK: usize = 8;
+const CONFIG_RESTART: usize = 9;
 
-const GAUGES: [(&str, &str); 14] = [
+const GAUGES: [(&str, &str); 10] = [
     ("tollgate_audit_queue_depth", "Audit records waiting for the writer."),
     ("tollgate_audit_queue_capacity", "Bound of the audit queue."),
     (
@@ -60,14 +60,6 @@ const GAUGES: [(&str, &str); 14] = [
         "Generation of the policy set in force (1 = loaded at start).",
     ),
     ("tollgate_policy_count", "Policies in force."),
-    (
-        "tollgate_policy_reloads",
-        "Reloads that put a new policy set in force since start.",
-    ),
-    (
-        "tollgate_policy_reload_failures",
-        "Refused policy reloads (invalid sets) since start.",
-    ),
     (
         "tollgate_policy_last_reload_success",
         "1 unless the last reload attempt was refused.",
@@ -81,20 +73,37 @@ const GAUGES: [(&str, &str); 14] = [
         "Generation of the configuration in force (1 = loaded at start).",
     ),
     (
-        "tollgate_config_reloads",
-        "Configuration reloads that put a new configuration in force since start.",
-    ),
-    (
-        "tollgate_config_reload_failures",
-        "Refused configuration reloads (invalid files) since start.",
-    ),
-    (
         "tollgate_config_last_reload_success",
         "1 unless the last configuration reload was refused.",
     ),
     (
         "tollgate_config_restart_required",
         "Changed settings of the file that take effect only after a restart (listeners, threads, the audit writer…).",
+    ),
+];
+
+/// Index of each total in [`StatusCollector::totals`].
+const POLICY_RELOADS: usize = 0;
+const POLICY_FAILURES: usize = 1;
+const CONFIG_RELOADS: usize = 2;
+const CONFIG_FAILURES: usize = 3;
+
+const TOTALS: [(&str, &str); 4] = [
+    (
+        "tollgate_policy_reloads_total",
+        "Reloads that put a new policy set in force.",
+    ),
+    (
+        "tollgate_policy_reload_failures_total",
+        "Refused policy reloads (invalid sets).",
+    ),
+    (
+        "tollgate_config_reloads_total",
+        "Configuration reloads that put a new configuration in force.",
+    ),
+    (
+        "tollgate_config_reload_failures_total",
+        "Refused configuration reloads (invalid files).",
     ),
 ];
 
@@ -109,62 +118,77 @@ impl StatusCollector {
             .iter()
             .map(|(name, help)| IntGauge::new(*name, *help))
             .collect::<prometheus::Result<Vec<_>>>()?;
-        let audit_counters = IntGaugeVec::new(
-            Opts::new(
-                "tollgate_audit_records",
-                "Audit sink totals since start, by kind: written, dropped (queue full), write_errors, commits, otlp_exported, otlp_dropped.",
-            ),
-            &["kind"],
-        )?;
+        let totals = TOTALS
+            .iter()
+            .map(|(name, help)| Totals::new(name, help, &[]))
+            .collect::<prometheus::Result<Vec<_>>>()?;
         let vec = |name: &str, help: &str, labels: &[&str]| IntGaugeVec::new(Opts::new(name, help), labels);
-        let issuer_keys = vec(
-            "tollgate_auth_jwks_keys",
-            "Signing keys in force per token issuer (0 until loaded).",
-            &["issuer"],
-        )?;
-        let issuer_fetches = vec(
-            "tollgate_auth_jwks_fetches",
-            "Key-set fetches per token issuer since start, by result: ok, failed.",
-            &["issuer", "result"],
-        )?;
-        let issuer_last_ok = vec(
-            "tollgate_auth_jwks_last_fetch_success",
-            "1 unless the issuer's latest key-set fetch failed.",
-            &["issuer"],
-        )?;
-        let span_counters = vec(
-            "tollgate_trace_spans",
-            "Trace spans since start, by kind: ended (sampled), exported, export_failed, unexported (queued or dropped).",
-            &["kind"],
-        )?;
         let mut collector = StatusCollector {
             audit,
             policy,
             live,
             spans,
             gauges,
-            audit_counters,
-            issuer_keys,
-            issuer_fetches,
-            issuer_last_ok,
-            span_counters,
+            totals,
+            audit_records: Totals::new(
+                "tollgate_audit_records_total",
+                "Audit sink totals by kind: written, dropped (queue full), write_errors, commits, otlp_exported, otlp_dropped.",
+                &["kind"],
+            )?,
+            issuer_keys: vec(
+                "tollgate_auth_jwks_keys",
+                "Signing keys in force per token issuer (0 until loaded).",
+                &["issuer"],
+            )?,
+            issuer_fetches: Totals::new(
+                "tollgate_auth_jwks_fetches_total",
+                "Key-set fetches per token issuer, by result: ok, failed.",
+                &["issuer", "result"],
+            )?,
+            issuer_last_ok: vec(
+                "tollgate_auth_jwks_last_fetch_success",
+                "1 unless the issuer's latest key-set fetch failed.",
+                &["issuer"],
+            )?,
+            spans_total: Totals::new(
+                "tollgate_trace_spans_total",
+                "Trace spans by kind: ended (sampled), exported, export_failed.",
+                &["kind"],
+            )?,
+            spans_unexported: IntGauge::new(
+                "tollgate_trace_spans_unexported",
+                "Sampled spans neither exported nor in a failed export: queued, or dropped on a full queue.",
+            )?,
             descs: Vec::new(),
         };
-        let gauges = collector.gauges.iter().flat_map(|g| g.desc());
-        let vecs = collector.vecs().into_iter().flat_map(|v| v.desc());
-        collector.descs = gauges.chain(vecs).cloned().collect();
+        collector.descs = collector
+            .collectors()
+            .into_iter()
+            .flat_map(|c| c.desc())
+            .cloned()
+            .collect();
         Ok(collector)
     }
 
-    /// The labelled gauges, in the order they are collected.
-    fn vecs(&self) -> [&IntGaugeVec; 5] {
-        [
-            &self.audit_counters,
+    /// Everything collected, in order.
+    fn collectors(&self) -> Vec<&dyn Collector> {
+        let mut out: Vec<&dyn Collector> = self.gauges.iter().map(|g| g as &dyn Collector).collect();
+        out.extend(self.totals.iter().map(|t| t as &dyn Collector));
+        out.extend([
+            &self.audit_records as &dyn Collector,
             &self.issuer_keys,
             &self.issuer_fetches,
             &self.issuer_last_ok,
-            &self.span_counters,
-        ]
+            &self.spans_total,
+            &self.spans_unexported,
+        ]);
+        out
+    }
+
+    fn total(&self, i: usize, v: u64) {
+        if let Some(t) = self.totals.get(i) {
+            t.set(v);
+        }
     }
 
     fn set(&self, i: usize, v: impl TryInto<i64>) {
@@ -178,69 +202,66 @@ impl StatusCollector {
         self.set(QUEUE_DEPTH, a.queue_depth);
         self.set(QUEUE_CAPACITY, a.queue_capacity);
         self.set(AUDIT_HEALTHY, i64::from(a.healthy));
-        set_kinds(
-            &self.audit_counters,
-            [
-                ("written", a.written),
-                ("dropped", a.dropped),
-                ("write_errors", a.write_errors),
-                ("commits", a.commits),
-                ("otlp_exported", a.otlp_exported),
-                ("otlp_dropped", a.otlp_dropped),
-            ],
-        );
-        if let Some(p) = &self.policy {
-            let s = p.status();
-            self.set(POLICY_GENERATION, s.generation);
-            self.set(POLICY_COUNT, s.policies);
-            self.set(POLICY_RELOADS, s.reloads);
-            self.set(POLICY_FAILURES, s.reload_failures);
-            self.set(POLICY_LAST_OK, i64::from(s.last_error.is_none()));
-        } else {
-            self.set(POLICY_LAST_OK, 1);
-        }
+        self.audit_records.update(kinds([
+            ("written", a.written),
+            ("dropped", a.dropped),
+            ("write_errors", a.write_errors),
+            ("commits", a.commits),
+            ("otlp_exported", a.otlp_exported),
+            ("otlp_dropped", a.otlp_dropped),
+        ]));
+        let (reloads, failures) = match &self.policy {
+            Some(p) => {
+                let s = p.status();
+                self.set(POLICY_GENERATION, s.generation);
+                self.set(POLICY_COUNT, s.policies);
+                self.set(POLICY_LAST_OK, i64::from(s.last_error.is_none()));
+                (s.reloads, s.reload_failures)
+            }
+            None => {
+                self.set(POLICY_LAST_OK, 1);
+                (0, 0)
+            }
+        };
+        self.total(POLICY_RELOADS, reloads);
+        self.total(POLICY_FAILURES, failures);
         let g = self.live.current();
         let ready = g.shared.authn.as_ref().is_none_or(|a| a.is_ready());
         self.set(AUTH_KEYS_READY, i64::from(ready));
         self.refresh_issuers(g.shared.authn.as_deref());
         let reloads = &self.live.status;
         self.set(CONFIG_GENERATION, g.number);
-        self.set(CONFIG_RELOADS, reloads.reloads.load(Ordering::Relaxed));
-        self.set(CONFIG_FAILURES, reloads.failures.load(Ordering::Relaxed));
+        self.total(CONFIG_RELOADS, reloads.reloads.load(Ordering::Relaxed));
+        self.total(CONFIG_FAILURES, reloads.failures.load(Ordering::Relaxed));
         let last = reloads.last();
         self.set(CONFIG_LAST_OK, i64::from(last.error.is_none()));
         self.set(CONFIG_RESTART, last.restart_required.len());
         let spans = self.spans.as_ref().map(|c| c.stats()).unwrap_or_default();
-        set_kinds(
-            &self.span_counters,
-            [
-                ("ended", spans.ended),
-                ("exported", spans.exported),
-                ("export_failed", spans.failed),
-                ("unexported", spans.unexported()),
-            ],
-        );
+        self.spans_total.update(kinds([
+            ("ended", spans.ended),
+            ("exported", spans.exported),
+            ("export_failed", spans.failed),
+        ]));
+        self.spans_unexported.set(saturating(spans.unexported()));
     }
 
     /// One series per configured issuer (a bounded set: the config's).
     fn refresh_issuers(&self, authn: Option<&tollgate_auth::Authenticator>) {
-        for v in [&self.issuer_keys, &self.issuer_fetches, &self.issuer_last_ok] {
+        for v in [&self.issuer_keys, &self.issuer_last_ok] {
             v.reset();
         }
-        let Some(authn) = authn else { return };
-        for s in authn.issuer_status() {
+        let status = authn.map(|a| a.issuer_status()).unwrap_or_default();
+        for s in &status {
             let issuer = s.issuer.as_str();
             self.issuer_keys.with_label_values(&[issuer]).set(saturating(s.keys));
-            self.issuer_fetches
-                .with_label_values(&[issuer, "ok"])
-                .set(saturating(s.fetched));
-            self.issuer_fetches
-                .with_label_values(&[issuer, "failed"])
-                .set(saturating(s.failed));
             self.issuer_last_ok
                 .with_label_values(&[issuer])
                 .set(i64::from(s.last_fetch_ok));
         }
+        self.issuer_fetches.update(status.iter().flat_map(|s| {
+            let issuer = s.issuer.as_str();
+            [(vec![issuer, "ok"], s.fetched), (vec![issuer, "failed"], s.failed)]
+        }));
     }
 }
 
@@ -251,9 +272,7 @@ impl Collector for StatusCollector {
 
     fn collect(&self) -> Vec<MetricFamily> {
         self.refresh();
-        let mut out: Vec<MetricFamily> = self.gauges.iter().flat_map(Collector::collect).collect();
-        out.extend(self.vecs().into_iter().flat_map(Collector::collect));
-        out
+        self.collectors().into_iter().flat_map(Collector::collect).collect()
     }
 }
 
@@ -262,9 +281,7 @@ fn saturating(v: impl TryInto<i64>) -> i64 {
     v.try_into().unwrap_or(i64::MAX)
 }
 
-/// Set one series of `vec` (labelled `kind`) per entry.
-fn set_kinds<const N: usize>(vec: &IntGaugeVec, values: [(&str, u64); N]) {
-    for (kind, v) in values {
-        vec.with_label_values(&[kind]).set(saturating(v));
-    }
+/// Readings of a total labelled `kind`, one per entry.
+fn kinds<const N: usize>(values: [(&'static str, u64); N]) -> impl Iterator<Item = (Vec<&'static str>, u64)> {
+    values.into_iter().map(|(kind, v)| (vec![kind], v))
 }

@@ -8,16 +8,17 @@ use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{IntGaugeVec, Opts};
 
+use super::totals::Totals;
 use crate::live::Live;
 use crate::upstream::Position;
 
-/// Collects the upstream gauges at scrape time.
+/// Collects the upstream gauges and totals at scrape time.
 pub(crate) struct UpstreamCollector {
     live: Arc<Live>,
     breaker: IntGaugeVec,
     in_flight: IntGaugeVec,
-    shed: IntGaugeVec,
-    opened: IntGaugeVec,
+    shed: Totals,
+    opened: Totals,
 }
 
 fn gauge(name: &str, help: &str) -> prometheus::Result<IntGaugeVec> {
@@ -36,32 +37,40 @@ impl UpstreamCollector {
                 "tollgate_upstream_in_flight",
                 "Calls sent to the upstream awaiting its answer's head, under resilience.max_concurrent.",
             )?,
-            shed: gauge(
-                "tollgate_upstream_shed",
-                "Calls refused with 503 since start because the upstream's concurrency cap was full.",
+            shed: Totals::new(
+                "tollgate_upstream_shed_total",
+                "Calls refused with 503 because the upstream's concurrency cap was full.",
+                &["route"],
             )?,
-            opened: gauge(
-                "tollgate_upstream_breaker_opened",
-                "Times the upstream's circuit breaker opened since start.",
+            opened: Totals::new(
+                "tollgate_upstream_breaker_opened_total",
+                "Times the upstream's circuit breaker opened.",
+                &["route"],
             )?,
         })
     }
 }
 
+impl UpstreamCollector {
+    fn collectors(&self) -> [&dyn Collector; 4] {
+        [&self.breaker, &self.in_flight, &self.shed, &self.opened]
+    }
+}
+
 impl Collector for UpstreamCollector {
     fn desc(&self) -> Vec<&Desc> {
-        [&self.breaker, &self.in_flight, &self.shed, &self.opened]
-            .into_iter()
-            .flat_map(Collector::desc)
-            .collect()
+        self.collectors().into_iter().flat_map(Collector::desc).collect()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let gauges = [&self.breaker, &self.in_flight, &self.shed, &self.opened];
         // Only the routes in force: a route a reload removed leaves.
-        gauges.iter().for_each(|g| g.reset());
-        for r in &self.live.current().routes() {
+        self.breaker.reset();
+        self.in_flight.reset();
+        let routes = self.live.current().routes();
+        let mut shed = Vec::with_capacity(routes.len());
+        let mut opened = Vec::with_capacity(routes.len());
+        for r in &routes {
             let guard = &r.upstream.guard;
             let labels = [&*r.name];
             if let Some(p) = guard.position() {
@@ -73,11 +82,13 @@ impl Collector for UpstreamCollector {
                 self.breaker.with_label_values(&labels).set(state);
             }
             let (in_flight, _) = guard.in_flight();
-            let (shed, opened) = guard.counts();
             self.in_flight.with_label_values(&labels).set(n(in_flight as u64));
-            self.shed.with_label_values(&labels).set(n(shed));
-            self.opened.with_label_values(&labels).set(n(opened));
+            let (s, o) = guard.counts();
+            shed.push((vec![&*r.name], s));
+            opened.push((vec![&*r.name], o));
         }
-        gauges.into_iter().flat_map(Collector::collect).collect()
+        self.shed.update(shed);
+        self.opened.update(opened);
+        self.collectors().into_iter().flat_map(Collector::collect).collect()
     }
 }

@@ -7,23 +7,21 @@ use std::sync::Arc;
 
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
-use prometheus::{IntGaugeVec, Opts};
 
+use super::totals::Totals;
 use crate::live::Live;
 
 /// Collects the vault's event counts at scrape time.
 pub(crate) struct VaultCollector {
     live: Arc<Live>,
-    events: IntGaugeVec,
+    events: Totals,
 }
 
 impl VaultCollector {
     pub(crate) fn new(live: Arc<Live>) -> prometheus::Result<Self> {
-        let events = IntGaugeVec::new(
-            Opts::new(
-                "tollgate_upstream_grant_events",
-                "Users' own upstream grants since start, by server and event: asked (a call answered with a connect link), connected, refused, refreshed, refresh_failed, forgotten (the upstream said invalid_grant), revoked.",
-            ),
+        let events = Totals::new(
+            "tollgate_upstream_grant_events_total",
+            "Users' own upstream grants, by server and event: asked (a call answered with a connect link), connected, refused, refreshed, refresh_failed, forgotten (the upstream said invalid_grant), revoked.",
             &["server", "event"],
         )?;
         Ok(VaultCollector { live, events })
@@ -36,14 +34,19 @@ impl Collector for VaultCollector {
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        self.events.reset();
-        if let Some(vault) = &self.live.current().shared.vault {
-            for (server, event, n) in vault.events() {
-                self.events
-                    .with_label_values(&[server.as_str(), event])
-                    .set(i64::try_from(n).unwrap_or(i64::MAX));
-            }
-        }
+        let events = self
+            .live
+            .current()
+            .shared
+            .vault
+            .as_ref()
+            .map(|v| v.events())
+            .unwrap_or_default();
+        self.events.update(
+            events
+                .iter()
+                .map(|(server, event, n)| (vec![server.as_str(), *event], *n)),
+        );
         self.events.collect()
     }
 }
