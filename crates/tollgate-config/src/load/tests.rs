@@ -130,7 +130,7 @@ fn limits_store_budgets_and_prices_are_validated_with_their_keys() {
     }
     let plain_tls = format!("{MINIMAL}\n[limits.redis]\nurl = \"redis://r:6379\"\ntls = {{ cert = \"c.pem\" }}\n");
     let e = errors(&plain_tls);
-    assert_eq!(e.len(), 3, "{e:?}");
+    assert_eq!(e.len(), 2, "{e:?}");
     assert!(e.iter().all(|e| e.key == "limits.redis.tls"), "{e:?}");
     let good = format!(
         "{MINIMAL}\n[limits.redis]\nurl = \"rediss://redis.internal:6380\"\npassword = {{ env = \"REDIS_PW\" }}\n"
