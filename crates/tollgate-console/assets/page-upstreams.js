@@ -1,6 +1,7 @@
 // Upstreams: the MCP servers behind the gateway with their circuit
-// breakers, concurrency and catalogue sync, plus the virtual servers, the
-// rate-limit store and the MCP sessions Tollgate holds; refreshed every
+// breakers, concurrency and catalog sync, plus the virtual servers, the
+// rate-limit store, the fleet store's replicas (shipping and signed
+// checkpoints) and the MCP sessions Tollgate holds; refreshed every
 // 5 seconds while the tab is visible.
 'use strict';
 
@@ -17,7 +18,7 @@
 
   function upstreamsTable(upstreams) {
     return T.table({
-      caption: 'Breakers, concurrency and catalogue sync per upstream',
+      caption: 'Breakers, concurrency and catalog sync per upstream',
       testid: 'upstreams-table',
       rows: upstreams,
       empty: 'No upstream servers are configured.',
@@ -28,7 +29,38 @@
         { label: 'Breaker', value: (u) => (u.breaker ? T.badge(u.breaker.replace('_', ' '), BREAKER_KIND[u.breaker]) : 'none') },
         T.intColumn('In flight', 'in_flight'),
         T.intColumn('Max concurrent', 'max_concurrent'),
-        { label: 'Catalogue sync', value: (u) => syncCell(u.sync) },
+        { label: 'Catalog sync', value: (u) => syncCell(u.sync) },
+      ],
+    });
+  }
+
+  function checkpointCell(cp) {
+    if (!cp) return el('span', { class: 'muted' }, 'none');
+    const sig = cp.signature || {};
+    return [
+      `${T.fmt.time(cp.time)} · ${cp.file}:${cp.line}`,
+      ' ',
+      sig.valid ? T.badge('signature valid', 'ok') : T.badge('signature not valid', 'bad'),
+      sig.problem ? el('div', { class: 'bad-text' }, sig.problem) : null,
+    ];
+  }
+
+  function fleetTable(fleet) {
+    if (!fleet.store) {
+      return el('p', { class: 'muted' }, 'No fleet store: this replica\'s audit trail and approvals are its own.');
+    }
+    return T.table({
+      caption: 'Each replica\'s audit shipping and newest signed checkpoint',
+      testid: 'fleet-table',
+      rows: fleet.replicas || [],
+      empty: 'No replica has shipped to the fleet store yet.',
+      rowAttrs: (r) => ({ data: { replica: r.replica } }),
+      columns: [
+        { label: 'Replica', value: (r) => el('code', {}, r.replica) },
+        T.intColumn('Files', 'files'),
+        T.intColumn('Lines shipped', 'lines'),
+        { label: 'Last shipped', value: (r) => (r.updated_at ? T.fmt.time(r.updated_at) : 'never') },
+        { label: 'Newest checkpoint', value: (r) => checkpointCell(r.checkpoint) },
       ],
     });
   }
@@ -39,7 +71,7 @@
     const live = el('div', { 'aria-live': 'off' });
     root.append(status, errors, live);
 
-    function draw(data) {
+    function draw([data, fleet]) {
       const virtual = Object.entries(data.virtual_servers || {});
       live.replaceChildren(
         T.section('Upstream servers', {}, upstreamsTable(data.upstreams || [])),
@@ -49,9 +81,11 @@
             : el('p', { class: 'muted' }, 'No virtual servers are configured.')),
         T.section('Rate-limit store', { testid: 'limit-store' },
           data.limit_store ? T.kv(data.limit_store) : el('p', { class: 'muted' }, 'No shared rate-limit store: limits are kept in this process.')),
+        T.section('Fleet store', { testid: 'fleet-store' }, fleetTable(fleet)),
         T.section('Sessions', { testid: 'sessions' }, T.kv(data.sessions)));
     }
 
-    T.live(() => T.api('/console/api/upstreams'), draw, errors, status);
+    const load = () => Promise.all([T.api('/console/api/upstreams'), T.api('/console/api/fleet')]);
+    T.live(load, draw, errors, status);
   };
 }(window.Tollgate));

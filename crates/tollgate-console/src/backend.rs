@@ -120,6 +120,12 @@ pub trait Backend: Send + Sync + 'static {
     fn store(&self) -> Option<tollgate_store::Store> {
         None
     }
+    /// The Ed25519 public keys (base64) audit checkpoints may be signed
+    /// with (`[audit] checkpoint_public_keys`): the fleet view checks each
+    /// replica's newest checkpoint against them.
+    fn checkpoint_public_keys(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether the gateway's indexer keeps the audit index current (else
     /// the console brings it up to date before reading it).
     fn indexer_running(&self) -> bool;

@@ -82,6 +82,10 @@ impl Backend for ConsoleBackend {
         self.fleet.clone()
     }
 
+    fn checkpoint_public_keys(&self) -> Vec<String> {
+        self.live.current().loaded.config.audit.checkpoint_public_keys.clone()
+    }
+
     fn indexer_running(&self) -> bool {
         crate::audit_index::directory(&self.live.current().loaded).is_some()
     }

@@ -4,7 +4,8 @@
 //! `tollgate audit verify --checkpoints --store` proves its files up to
 //! the sealed end; and after the files are rewritten consistently (a
 //! record changed, every hash recomputed, so the chain alone still
-//! verifies) the checkpoints catch the rewrite.
+//! verifies) the checkpoints catch the rewrite. The console's fleet view
+//! shows the newest checkpoint with its signature checked.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -81,7 +82,7 @@ async fn checkpoints_prove_a_replicas_files_and_catch_a_consistent_rewrite() {
              checkpoint_key = {{ file = \"{}\" }}\ncheckpoint_public_keys = [\"{public}\"]\n",
             key_file.display()
         ),
-    );
+    ) + "[console]\nenabled = true\n[console.roles]\nauditor = [\"audit\"]\n";
     let mut gw = ChildGateway::spawn_logging(&config, "warn,tollgate::audit::checkpoint=info").await;
     let token = gw.mint("alice", &["--team", "payments"]).await;
     for id in 0..10 {
@@ -94,6 +95,26 @@ async fn checkpoints_prove_a_replicas_files_and_catch_a_consistent_rewrite() {
     assert!(count("stored").unwrap() >= 1.0, "{metrics}");
     assert!(count("signed").unwrap() >= count("stored").unwrap());
     assert!(try_metric(&metrics, "tollgate_audit_checkpoint_stored_timestamp_seconds", &[]).unwrap() > 0.0);
+
+    // The console's fleet view shows the newest checkpoint, its signature
+    // checked against the configured keys.
+    let reviewer = gw.mint("ada", &["--console", "--group", "audit"]).await;
+    let fleet: serde_json::Value = tollgate_e2e::http()
+        .get(format!("{}/console/api/fleet", gw.admin))
+        .bearer_auth(&reviewer)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r1 = &fleet["replicas"][0];
+    assert_eq!(r1["replica"], "r1", "{fleet:#}");
+    assert_eq!(r1["checkpoint"]["signature"]["valid"], true, "{fleet:#}");
+    assert!(
+        r1["checkpoint"]["file"].as_str().unwrap().starts_with("audit-"),
+        "{fleet:#}"
+    );
     terminate(&mut gw).await;
     assert!(gw.log().contains("audit checkpoint signed"), "{}", gw.log());
 

@@ -1,19 +1,21 @@
 //! The fleet view: when the gateway has a fleet store (`[store] postgres`),
 //! the audit search, call view, export, spend and budgets read every
 //! replica's records in PostgreSQL instead of this replica's index, and
-//! `GET /console/api/fleet` reports how far each replica has shipped.
+//! `GET /console/api/fleet` reports how far each replica has shipped and
+//! its newest signed checkpoint.
 //!
 //! The handlers in `audit` and `spend` ask [`crate::Backend::store`] and
 //! come here when there is one; what they answer keeps its shape, with
 //! each record's `ref` naming its `replica` beside its file and line.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
-use tollgate_audit::{CallRecord, Filter};
+use tollgate_audit::{CallRecord, Checkpoint, CheckpointKeys, Filter};
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_store::{Located, Store, StoreError, StoredCall, UsageQuestion};
 
@@ -106,24 +108,51 @@ pub(crate) fn exported(l: Located) -> (String, CallRecord) {
 }
 
 /// `GET /console/api/fleet`: each replica's shipping as the store has it
-/// (files, lines, when it last shipped); `{"store": false}` without one.
+/// and its newest signed checkpoint, its signature checked against the
+/// configured public keys.
 pub(crate) async fn fleet(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
     let Some(store) = s.backend.store() else {
         return Ok(Json(json!({"store": false, "replicas": []})));
     };
-    let replicas: Vec<Value> = store
-        .shipping()
-        .await?
-        .into_iter()
-        .map(|r| {
+    let keys = CheckpointKeys::parse(&s.backend.checkpoint_public_keys()).unwrap_or_default();
+    let mut replicas: BTreeMap<String, Value> = BTreeMap::new();
+    for r in store.shipping().await? {
+        replicas.insert(
+            r.replica.clone(),
             json!({
                 "replica": r.replica,
                 "files": r.files,
                 "lines": r.lines,
                 "updated_at": humantime::format_rfc3339_seconds(r.updated_at).to_string(),
-            })
-        })
-        .collect();
-    Ok(Json(json!({"store": true, "replicas": replicas})))
+                "checkpoint": null,
+            }),
+        );
+    }
+    for cp in store.latest_checkpoints().await? {
+        let entry = replicas
+            .entry(cp.replica.clone())
+            .or_insert_with(|| json!({"replica": cp.replica, "files": 0, "lines": 0, "updated_at": null}));
+        entry["checkpoint"] = checkpoint_json(&cp, &keys);
+    }
+    Ok(Json(
+        json!({"store": true, "replicas": replicas.into_values().collect::<Vec<_>>()}),
+    ))
+}
+
+/// A replica's newest checkpoint as the fleet view shows it: where, when,
+/// by which key, and whether one of the configured keys signed it.
+fn checkpoint_json(cp: &Checkpoint, keys: &CheckpointKeys) -> Value {
+    let signature = match cp.verify_signature(keys) {
+        Ok(()) => json!({"valid": true}),
+        Err(problem) => json!({"valid": false, "problem": problem}),
+    };
+    json!({
+        "time": humantime::format_rfc3339_seconds(cp.time).to_string(),
+        "file": cp.head.file,
+        "line": cp.head.line,
+        "seq": cp.head.seq,
+        "key_id": cp.key_id,
+        "signature": signature,
+    })
 }
