@@ -20,7 +20,8 @@
 //! - **checkpoints**: the sink publishes its durable head
 //!   ([`AuditHandle::head`]); the server signs it ([`CheckpointSigner`])
 //!   and [`check`] proves files match every signed [`Checkpoint`].
-//! - **offline**: [`verify`] proves a trail was not edited; [`query`]
+//! - **offline**: [`verify`] proves a trail was not edited (reporting its
+//!   [`TrailProgress`] with [`verify_with_progress`]); [`query`]
 //!   streams the records that match a [`Filter`]. The binary renders them
 //!   and sums spend with `tollgate-meter`.
 //!
@@ -34,6 +35,7 @@ mod error;
 mod files;
 mod observer;
 mod otlp;
+mod progress;
 mod query;
 mod record;
 mod route;
@@ -51,6 +53,7 @@ pub use error::{AuditError, Problem, QueryError, Tampering, VerifyError};
 pub use files::{opened_at as file_opened_at, trail_files};
 pub use observer::{AuditObserver, task_fingerprint};
 pub use otlp::OtlpSettings;
+pub use progress::{ProgressReporter, STEP as PROGRESS_STEP, TrailProgress, no_progress};
 pub use query::{Entry, Filter, Records, is_call_line, parse_time, query};
 pub use record::{
     CallRecord, CredentialKind, Decision, Gate, Outcome, Phase, PolicyMode, SCHEMA_VERSION, UpstreamGrantRecord,
@@ -59,4 +62,4 @@ pub use route::{RouteAudit, RouteAuditSettings};
 pub use sink::{
     AuditHandle, AuditSink, AuditStats, AuditWorker, Commit, CommitObserver, Durability, Recorded, SinkSettings,
 };
-pub use verify::{FileReport, VerifyOptions, VerifyReport, verify, verify_with};
+pub use verify::{FileReport, VerifyOptions, VerifyReport, verify, verify_with, verify_with_progress};

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::chain::{Envelope, Hash, LineKind};
 use crate::error::{Problem, Tampering, VerifyError};
 use crate::files::trail_files;
+use crate::progress::{ProgressReporter, TrailProgress, no_progress};
 use crate::record::SCHEMA_VERSION;
 
 /// How strict to be about the end of the trail.
@@ -110,10 +111,30 @@ pub fn verify(paths: &[PathBuf]) -> Result<VerifyReport, VerifyError> {
 ///
 /// As for [`verify`]; with `require_sealed`, an unsealed last file.
 pub fn verify_with(paths: &[PathBuf], options: VerifyOptions) -> Result<VerifyReport, VerifyError> {
+    verify_with_progress(paths, options, &mut no_progress)
+}
+
+/// [`verify_with`], reporting the bytes read of the trail's size to
+/// `progress` as it goes (for a progress bar).
+///
+/// # Errors
+///
+/// As for [`verify_with`].
+pub fn verify_with_progress(
+    paths: &[PathBuf],
+    options: VerifyOptions,
+    progress: &mut dyn FnMut(TrailProgress),
+) -> Result<VerifyReport, VerifyError> {
     let files = trail_files(paths).map_err(|(path, source)| VerifyError::Io { path, source })?;
     if files.is_empty() {
         return Err(VerifyError::NoFiles);
     }
+    let total = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let mut progress = ProgressReporter::new(total, progress);
     let mut chain = Chain::default();
     let mut report = VerifyReport {
         files: Vec::new(),
@@ -125,9 +146,10 @@ pub fn verify_with(paths: &[PathBuf], options: VerifyOptions) -> Result<VerifyRe
         last_hash: Hash::ZERO,
     };
     for path in &files {
-        let file = chain.verify_file(path, &mut report)?;
+        let file = chain.verify_file(path, &mut report, &mut progress)?;
         report.files.push(file);
     }
+    progress.report();
     let end = chain.end.as_ref().ok_or(VerifyError::NoFiles)?;
     if end.torn > 0 {
         return Err(tampered(
@@ -174,7 +196,12 @@ struct Chain {
 }
 
 impl Chain {
-    fn verify_file(&mut self, path: &Path, report: &mut VerifyReport) -> Result<FileReport, VerifyError> {
+    fn verify_file(
+        &mut self,
+        path: &Path,
+        report: &mut VerifyReport,
+        progress: &mut ProgressReporter<'_>,
+    ) -> Result<FileReport, VerifyError> {
         let io = |source| VerifyError::Io {
             path: path.to_owned(),
             source,
@@ -190,9 +217,11 @@ impl Chain {
         let mut buf = Vec::with_capacity(4096);
         loop {
             buf.clear();
-            if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+            if n == 0 {
                 break;
             }
+            progress.advance(n as u64);
             if buf.last() != Some(&b'\n') {
                 out.torn_tail = buf.len() as u64;
                 break;

@@ -216,3 +216,21 @@ fn nothing_to_verify_is_an_error() {
         Err(VerifyError::Io { .. })
     ));
 }
+
+#[test]
+fn verifying_reports_growing_positions_up_to_the_trail_size() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough records for several steps, in more than one file.
+    let mut s = settings(dir.path());
+    s.rotate_bytes = 2 * tollgate_audit::PROGRESS_STEP;
+    write_trail(12_000, s);
+    let paths = [dir.path().to_owned()];
+    let size: u64 = files(dir.path()).iter().map(|f| f.metadata().unwrap().len()).sum();
+    let mut seen = Vec::new();
+    let report = tollgate_audit::verify_with_progress(&paths, VerifyOptions::default(), &mut |p| seen.push(p)).unwrap();
+    assert_eq!(report.records, 12_000);
+    assert!(seen.len() > 3, "a report per step: {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].done <= w[1].done), "{seen:?}");
+    assert!(seen.iter().all(|p| p.total == size && p.done <= size), "{seen:?}");
+    assert_eq!(seen.last().map(|p| p.done), Some(size));
+}

@@ -4,7 +4,9 @@
 //! Each file's indexed length is kept; an update reads from there to the
 //! last complete line, in transactions of [`BATCH`] records, so an
 //! interrupted update loses nothing and the next one resumes. A partial
-//! last line (a write in progress) is left for the next update.
+//! last line (a write in progress) is left for the next update. The bytes
+//! committed are reported as they go (`update_with_progress`), for a
+//! progress bar.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
+use tollgate_audit::{ProgressReporter, TrailProgress, no_progress};
 
 use crate::Index;
 use crate::error::{IndexError, db};
@@ -47,14 +50,30 @@ impl Index {
     /// line), a file shorter than its indexed part, or a database error.
     /// What was indexed before the error stays.
     pub fn update(&mut self, paths: &[PathBuf]) -> Result<Progress, IndexError> {
+        self.update_with_progress(paths, &mut no_progress)
+    }
+
+    /// [`Index::update`], reporting the bytes indexed of the bytes to
+    /// index (what the files grew by since the last update) to `progress`
+    /// as it goes, for a progress bar.
+    ///
+    /// # Errors
+    ///
+    /// As [`Index::update`].
+    pub fn update_with_progress(
+        &mut self,
+        paths: &[PathBuf],
+        progress: &mut dyn FnMut(TrailProgress),
+    ) -> Result<Progress, IndexError> {
         let started = Instant::now();
         let files = tollgate_audit::trail_files(paths).map_err(|(path, source)| IndexError::Io { path, source })?;
         // Each file's name in the index, resolved once per update.
         let keys: Vec<String> = files.iter().map(|f| key(f)).collect();
-        let mut progress = Progress {
+        let mut summary = Progress {
             removed: self.drop_missing(&keys)?,
             ..Progress::default()
         };
+        let mut pending = Vec::new();
         for (file, name) in files.iter().zip(&keys) {
             let size = std::fs::metadata(file)
                 .map_err(|source| IndexError::Io {
@@ -63,19 +82,25 @@ impl Index {
                 })?
                 .len();
             let known = self.known(name)?;
-            if known.as_ref().is_some_and(|k| k.offset == size) {
+            let from = known.as_ref().map_or(0, |k| k.offset);
+            if from == size {
                 continue;
             }
-            if known.as_ref().is_some_and(|k| k.offset > size) {
+            if from > size {
                 return Err(IndexError::Shrunk { path: file.clone() });
             }
-            let (records, bytes) = self.ingest_file(file, name, known)?;
-            progress.files += 1;
-            progress.records += records;
-            progress.bytes += bytes;
+            pending.push((file, name, known, size - from));
         }
-        progress.elapsed = started.elapsed();
-        Ok(progress)
+        let mut reporter = ProgressReporter::new(pending.iter().map(|p| p.3).sum(), progress);
+        for (file, name, known, _) in pending {
+            let (records, bytes) = self.ingest_file(file, name, known, &mut reporter)?;
+            summary.files += 1;
+            summary.records += records;
+            summary.bytes += bytes;
+        }
+        reporter.report();
+        summary.elapsed = started.elapsed();
+        Ok(summary)
     }
 
     /// Delete every record and file, then index `paths` again.
@@ -84,6 +109,20 @@ impl Index {
     ///
     /// As [`Index::update`].
     pub fn rebuild(&mut self, paths: &[PathBuf]) -> Result<Progress, IndexError> {
+        self.rebuild_with_progress(paths, &mut no_progress)
+    }
+
+    /// [`Index::rebuild`], reporting to `progress` as
+    /// [`Index::update_with_progress`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Index::update`].
+    pub fn rebuild_with_progress(
+        &mut self,
+        paths: &[PathBuf],
+        progress: &mut dyn FnMut(TrailProgress),
+    ) -> Result<Progress, IndexError> {
         self.conn
             .execute_batch(
                 "DELETE FROM calls; DELETE FROM files; DELETE FROM names; DELETE FROM meta WHERE key <> 'schema';",
@@ -91,7 +130,7 @@ impl Index {
             .map_err(db(&self.path))?;
         self.names = Names::default();
         self.order = Order::default();
-        self.update(paths)
+        self.update_with_progress(paths, progress)
     }
 
     /// Where indexing of the file named `name` stopped, if it was started.
@@ -138,7 +177,13 @@ impl Index {
 
     /// Index `file` (named `name` in the index) from where `known` stopped,
     /// or from its start; returns records and bytes.
-    fn ingest_file(&mut self, file: &Path, name: &str, known: Option<Cursor>) -> Result<(u64, u64), IndexError> {
+    fn ingest_file(
+        &mut self,
+        file: &Path,
+        name: &str,
+        known: Option<Cursor>,
+        progress: &mut ProgressReporter<'_>,
+    ) -> Result<(u64, u64), IndexError> {
         let io = |source| IndexError::Io {
             path: file.to_owned(),
             source,
@@ -168,6 +213,7 @@ impl Index {
                 names: &mut self.names,
                 order: &mut self.order,
             };
+            let batch_start = cursor.offset;
             let batch = read_batch(&mut sink, &mut reader, &mut buf, &mut cursor, file);
             let (added, done) = match batch {
                 Ok(b) => b,
@@ -185,6 +231,7 @@ impl Index {
             )
             .map_err(&err)?;
             tx.commit().map_err(&err)?;
+            progress.advance(cursor.offset - batch_start);
             records += added;
             if done {
                 return Ok((records, cursor.offset - start));

@@ -215,3 +215,38 @@ fn a_rewritten_or_malformed_trail_is_refused_with_the_file_and_line() {
     let err = index.update(&[trail]).unwrap_err();
     assert!(matches!(err, IndexError::Shrunk { .. }), "{err}");
 }
+
+/// The files' sizes in `dir`, the index left out.
+fn trail_bytes(dir: &std::path::Path) -> u64 {
+    let files = tollgate_audit::trail_files(&[dir.to_owned()]).unwrap();
+    files.iter().map(|f| f.metadata().unwrap().len()).sum()
+}
+
+#[test]
+fn indexing_reports_growing_positions_up_to_what_the_files_grew_by() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traffic = Traffic::new(50, Duration::from_secs(1));
+    // More records than a transaction holds: several reports.
+    write(dir.path(), traffic.by_ref().take(30_000));
+    let paths = [dir.path().to_owned()];
+    let mut index = Index::open(&Index::path_for(dir.path())).unwrap();
+    let mut seen = Vec::new();
+    let first = index.update_with_progress(&paths, &mut |p| seen.push(p)).unwrap();
+    let size = trail_bytes(dir.path());
+    assert_eq!(first.bytes, size);
+    assert!(seen.len() >= 3, "the start, a batch and the end: {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].done <= w[1].done), "{seen:?}");
+    assert!(seen.iter().all(|p| p.total == size), "{seen:?}");
+    assert_eq!(seen.last().map(|p| p.done), Some(size));
+
+    // An update reports only what was added since.
+    write(dir.path(), traffic.by_ref().take(1_000));
+    let mut again = Vec::new();
+    index.update_with_progress(&paths, &mut |p| again.push(p)).unwrap();
+    let grown = trail_bytes(dir.path()) - size;
+    assert_eq!(again.last().map(|p| (p.done, p.total)), Some((grown, grown)));
+
+    let mut rebuilt = Vec::new();
+    index.rebuild_with_progress(&paths, &mut |p| rebuilt.push(p)).unwrap();
+    assert_eq!(rebuilt.last().map(|p| p.done), Some(size + grown));
+}

@@ -210,7 +210,11 @@ fn verify(args: &VerifyArgs) -> Result<(), Stop> {
     let options = VerifyOptions {
         require_sealed: args.sealed,
     };
-    match tollgate_audit::verify_with(&args.paths, options) {
+    let verified = {
+        let mut bar = crate::progress_bar::TrailBar::new("verifying");
+        tollgate_audit::verify_with_progress(&args.paths, options, &mut bar.hook())
+    };
+    match verified {
         Ok(report) => {
             print(&format!("{report}\n"))?;
             match crate::checkpoint_cmd::verify(&args.paths, &args.checkpoint)? {

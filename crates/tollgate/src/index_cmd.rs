@@ -1,10 +1,13 @@
 //! `tollgate audit index`, and which source answers `tollgate audit query`
 //! and `tollgate usage`: the audit index (`tollgate-index`) when there is
-//! one, brought up to date first, else the trail's files.
+//! one, brought up to date first, else the trail's files. Both show a
+//! progress bar on a terminal while they index (`progress_bar`).
 
 use std::path::{Path, PathBuf};
 
 use tollgate_index::{Index, IndexError};
+
+use crate::progress_bar::TrailBar;
 
 /// Arguments of `tollgate audit index`.
 #[derive(clap::Args)]
@@ -47,11 +50,13 @@ pub(crate) fn index(args: &IndexArgs) -> anyhow::Result<String> {
         .or_else(|| default_path(&args.paths))
         .ok_or_else(|| anyhow::anyhow!("PATH is not a directory: name the index file with --index"))?;
     let mut index = Index::open(&path)?;
+    let mut bar = TrailBar::new("indexing");
     let progress = if args.rebuild {
-        index.rebuild(&args.paths)?
+        index.rebuild_with_progress(&args.paths, &mut bar.hook())?
     } else {
-        index.update(&args.paths)?
+        index.update_with_progress(&args.paths, &mut bar.hook())?
     };
+    drop(bar);
     let secs = progress.elapsed.as_secs_f64();
     Ok(format!(
         "{}: {} records added from {} files ({:.1} MiB) in {:.2} s ({:.0} records/s); {} removed files dropped\n",
@@ -89,8 +94,10 @@ impl IndexChoice {
     }
 }
 
+/// `path`'s index, brought up to date with `paths` (showing progress on
+/// a terminal: the first catch-up of a large trail takes a while).
 fn updated(path: &Path, paths: &[PathBuf]) -> Result<Index, IndexError> {
     let mut index = Index::open(path)?;
-    index.update(paths)?;
+    index.update_with_progress(paths, &mut TrailBar::new("indexing").hook())?;
     Ok(index)
 }

@@ -19,6 +19,7 @@ mod fleet_cmd;
 mod index_cmd;
 mod oauth_cmd;
 mod policy_cmd;
+mod progress_bar;
 mod render;
 mod store_cmd;
 mod warnings;

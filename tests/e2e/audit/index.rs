@@ -63,6 +63,8 @@ async fn the_gateway_indexes_its_trail_as_it_writes_it() {
     let caught_up = tollgate_cli(&["audit", "index", dir_arg]).await;
     let text = String::from_utf8_lossy(&caught_up.stdout);
     assert!(text.contains(": 0 records added"), "{text}");
+    // Stderr is a pipe, not a terminal: no progress bar, nothing at all.
+    assert_eq!(String::from_utf8_lossy(&caught_up.stderr), "");
     let all = tollgate_cli(&query).await;
     assert_eq!(lines(&all), 30);
 }
