@@ -132,15 +132,7 @@ async fn served_by(gw: &ChildGateway, token: &str, tool: &str, deadline: Instant
 async fn approve_in_console(gw: &ChildGateway, tool: &str) -> reqwest::Response {
     let token = gw.mint("ci-bot", &["--console", "--group", "platform-admins"]).await;
     let console = |path: &str| format!("{}/console/api/{path}", gw.admin);
-    let catalog: Value = tollgate_e2e::http()
-        .get(console("catalog"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let catalog = super::console::console(gw, &token, "catalog").await;
     let entry = catalog["servers"]["demo"]["quarantined"]
         .as_array()
         .unwrap()

@@ -99,15 +99,7 @@ async fn checkpoints_prove_a_replicas_files_and_catch_a_consistent_rewrite() {
     // The console's fleet view shows the newest checkpoint, its signature
     // checked against the configured keys.
     let reviewer = gw.mint("ada", &["--console", "--group", "audit"]).await;
-    let fleet: serde_json::Value = tollgate_e2e::http()
-        .get(format!("{}/console/api/fleet", gw.admin))
-        .bearer_auth(&reviewer)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let fleet = super::console::console(&gw, &reviewer, "fleet").await;
     let r1 = &fleet["replicas"][0];
     assert_eq!(r1["replica"], "r1", "{fleet:#}");
     assert_eq!(r1["checkpoint"]["signature"]["valid"], true, "{fleet:#}");

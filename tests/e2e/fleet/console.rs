@@ -15,7 +15,7 @@ use tollgate_e2e::{Demo, http};
 use super::{call, replica_config, wait_stored};
 
 /// `GET /console/api/PATH` on `gw` with a console token: its JSON.
-async fn console(gw: &ChildGateway, token: &str, path: &str) -> Value {
+pub(super) async fn console(gw: &ChildGateway, token: &str, path: &str) -> Value {
     let answer = http()
         .get(format!("{}/console/api/{path}", gw.admin))
         .bearer_auth(token)
