@@ -51,13 +51,13 @@ impl std::fmt::Debug for Checkpointer {
 /// `tollgate_audit_checkpoints_total{outcome}` and the time of the last
 /// stored one.
 #[derive(Clone)]
-struct CheckpointMetrics {
+pub(crate) struct CheckpointMetrics {
     outcomes: IntCounterVec,
     last_stored: IntGauge,
 }
 
 impl CheckpointMetrics {
-    fn register(registry: &Registry) -> prometheus::Result<CheckpointMetrics> {
+    pub(crate) fn new() -> prometheus::Result<CheckpointMetrics> {
         let outcomes = IntCounterVec::new(
             Opts::new(
                 "tollgate_audit_checkpoints_total",
@@ -69,9 +69,20 @@ impl CheckpointMetrics {
             "tollgate_audit_checkpoint_stored_timestamp_seconds",
             "When the newest checkpoint was stored in the fleet store (Unix time; 0 before the first).",
         )?;
-        registry.register(Box::new(outcomes.clone()))?;
-        registry.register(Box::new(last_stored.clone()))?;
         Ok(CheckpointMetrics { outcomes, last_stored })
+    }
+
+    /// Its collectors, to describe.
+    #[cfg(test)]
+    pub(crate) fn collectors(&self) -> [&dyn prometheus::core::Collector; 2] {
+        [&self.outcomes, &self.last_stored]
+    }
+
+    fn register(registry: &Registry) -> prometheus::Result<CheckpointMetrics> {
+        let metrics = CheckpointMetrics::new()?;
+        registry.register(Box::new(metrics.outcomes.clone()))?;
+        registry.register(Box::new(metrics.last_stored.clone()))?;
+        Ok(metrics)
     }
 }
 

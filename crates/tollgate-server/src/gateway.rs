@@ -321,20 +321,22 @@ fn worker_count(config: &Config) -> usize {
 
 /// The TLS of the public and admin listeners (`[listen.tls]`,
 /// `[listen.admin_tls]`), paths relative to the configuration file.
-fn listener_tls(loaded: &Loaded, registry: &Registry) -> Result<(Option<ListenerTls>, Option<ListenerTls>), GatewayError> {
+fn listener_tls(
+    loaded: &Loaded,
+    registry: &Registry,
+) -> Result<(Option<ListenerTls>, Option<ListenerTls>), GatewayError> {
     let base = loaded.path.parent().unwrap_or(std::path::Path::new("."));
-    let build = |t: &Option<tollgate_config::ListenerTls>, key: &str, listener: &str| {
-        let tls = t
-            .as_ref()
-            .map(|t| ListenerTls::new(t, base, listener))
-            .transpose()
-            .map_err(|e| GatewayError::Tls(format!("{key}: {e}")))?;
-        if let Some(tls) = &tls {
-            registry.register(Box::new(tls.expiry()))?;
-        }
-        Ok::<_, GatewayError>(tls)
-    };
     let listen = &loaded.config.listen;
+    let expiry = crate::tls::expiry_gauges()?;
+    if listen.tls.is_some() || listen.admin_tls.is_some() {
+        registry.register(Box::new(expiry.clone()))?;
+    }
+    let build = |t: &Option<tollgate_config::ListenerTls>, key: &str, listener: &str| {
+        t.as_ref()
+            .map(|t| ListenerTls::new(t, base, expiry.with_label_values(&[listener])))
+            .transpose()
+            .map_err(|e| GatewayError::Tls(format!("{key}: {e}")))
+    };
     Ok((
         build(&listen.tls, "listen.tls", "public")?,
         build(&listen.admin_tls, "listen.admin_tls", "admin")?,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
-use prometheus::{IntGauge, Opts};
+use prometheus::{IntGauge, IntGaugeVec, Opts};
 use rustls::RootCertStore;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
@@ -42,9 +42,6 @@ pub enum TlsError {
     /// rustls refused the configuration.
     #[error("TLS: {0}")]
     Rustls(#[from] rustls::Error),
-    /// The expiry metric could not be made.
-    #[error("metrics: {0}")]
-    Metrics(#[from] prometheus::Error),
 }
 
 fn file_error(path: &Path, reason: impl ToString) -> TlsError {
@@ -136,15 +133,16 @@ fn not_after(pair: &CertifiedKey) -> i64 {
         .map_or(0, |(_, cert)| cert.validity().not_after.timestamp())
 }
 
-/// The expiry gauge of listener `listener` (`public` or `admin`),
-/// registered by the gateway.
-fn expiry_gauge(listener: &str) -> Result<IntGauge, TlsError> {
-    let opts = Opts::new(
-        "tollgate_tls_certificate_expiry_timestamp_seconds",
-        "When the certificate a TLS listener serves expires (Unix time), updated when it is reloaded.",
+/// The listeners' expiry gauges, by `listener` (`public` or `admin`), for
+/// the gateway to register once.
+pub(crate) fn expiry_gauges() -> prometheus::Result<IntGaugeVec> {
+    IntGaugeVec::new(
+        Opts::new(
+            "tollgate_tls_certificate_expiry_timestamp_seconds",
+            "When the certificate a TLS listener serves expires (Unix time), updated when it is reloaded.",
+        ),
+        &["listener"],
     )
-    .const_label("listener", listener);
-    Ok(IntGauge::with_opts(opts)?)
 }
 
 /// The certificate chain and key in two PEM files.
@@ -162,16 +160,15 @@ fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
 }
 
 impl ListenerTls {
-    /// The TLS of listener `listener` (`public` or `admin`) configured by
-    /// `config`, its paths relative to `base`.
+    /// The TLS of a listener configured by `config`, its paths relative to
+    /// `base`; `expiry` is set to when its certificate expires.
     ///
     /// # Errors
     ///
     /// [`TlsError`] naming the file that cannot be used.
-    pub fn new(config: &tollgate_config::ListenerTls, base: &Path, listener: &str) -> Result<ListenerTls, TlsError> {
+    pub fn new(config: &tollgate_config::ListenerTls, base: &Path, expiry: IntGauge) -> Result<ListenerTls, TlsError> {
         let (cert, key) = (base.join(&config.cert), base.join(&config.key));
         let pair = load_pair(&cert, &key)?;
-        let expiry = expiry_gauge(listener)?;
         expiry.set(not_after(&pair));
         let current = Arc::new(Current(ArcSwap::from_pointee(pair)));
         let builder = rustls::ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
@@ -199,11 +196,6 @@ impl ListenerTls {
             interval: config.reload_interval,
             expiry,
         })
-    }
-
-    /// The gauge of the served certificate's expiry, to register.
-    pub(crate) fn expiry(&self) -> IntGauge {
-        self.expiry.clone()
     }
 
     /// The acceptor for the serve loop.

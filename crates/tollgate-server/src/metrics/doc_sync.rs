@@ -151,6 +151,14 @@ fn registered() -> BTreeMap<String, Described> {
     }
     shared.register(&registry).expect("approval metrics register");
 
+    let checkpoints = crate::checkpoint::CheckpointMetrics::new().expect("checkpoint metrics build");
+    for c in checkpoints.collectors() {
+        describe(c, &mut out);
+    }
+    let tls = crate::tls::expiry_gauges().expect("TLS expiry gauges build");
+    describe(&tls, &mut out);
+    registry.register(Box::new(tls)).expect("TLS expiry gauges register");
+
     let audit = audit_write_seconds().expect("audit histogram builds");
     describe(&audit, &mut out);
     registry.register(Box::new(audit)).expect("audit histogram registers");
