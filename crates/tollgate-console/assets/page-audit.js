@@ -9,6 +9,9 @@
 
   const DECISIONS = [['', 'Any'], ['allow', 'Allow'], ['deny', 'Deny'],
     ['observe_deny', 'Deny (observe mode)'], ['not_evaluated', 'Not evaluated']];
+  const ORDERS = [['newest', 'Newest first'], ['oldest', 'Oldest first']];
+  // The selects among the fields: their options and default.
+  const SELECTS = { decision: [DECISIONS, ''], order: [ORDERS, 'newest'] };
 
   // [name, label, input attributes]; the names are the API's parameters.
   const FIELDS = [
@@ -22,6 +25,7 @@
     ['since', 'Since', { type: 'datetime-local', step: 1 }],
     ['until', 'Until', { type: 'datetime-local', step: 1 }],
     ['limit', 'Limit', { type: 'number', min: 1, inputmode: 'numeric', placeholder: '100' }],
+    ['order', 'Order', null],
   ];
   const TIMES = ['since', 'until'];
 
@@ -53,6 +57,7 @@
         { label: 'Time', value: ({ ref, record }) => el('a', { href: callHref(ref), testid: 'call-link' }, T.time(record.time)) },
         ...(fleet ? [replica] : []),
         { label: 'Subject', value: ({ record }) => (record.principal && record.principal.subject) || T.value(null) },
+        { label: 'Team', value: ({ record }) => el('span', { testid: 'team' }, T.value(record.principal && record.principal.team)) },
         { label: 'Server', value: ({ record }) => T.value(record.virtual_server || record.route) },
         { label: 'Method', value: ({ record }) => T.value(record.method) },
         { label: 'Name', value: ({ record }) => T.value(record.name) },
@@ -72,7 +77,7 @@
   T.pages.audit = function (root) {
     const controls = {};
     const fields = FIELDS.map(([name, label, attrs]) => {
-      controls[name] = attrs ? T.input(name, attrs) : T.select(name, DECISIONS, '');
+      controls[name] = attrs ? T.input(name, attrs) : T.select(name, ...SELECTS[name]);
       const hint = TIMES.includes(name) ? 'Your local time' : null;
       return T.field(label, controls[name], hint);
     });
@@ -91,7 +96,8 @@
       const params = {};
       for (const [name] of FIELDS) {
         const v = controls[name].value.trim();
-        params[name] = TIMES.includes(name) ? toUtc(v) : v;
+        // The default order stays out of the address.
+        params[name] = TIMES.includes(name) ? toUtc(v) : name === 'order' && v === 'newest' ? '' : v;
       }
       return params;
     }
@@ -130,17 +136,22 @@
       for (const [name] of FIELDS) {
         const v = url.get(name) || '';
         if (v) any = true;
-        controls[name].value = TIMES.includes(name) ? toLocal(v) : v;
+        controls[name].value = TIMES.includes(name) ? toLocal(v) : v || (SELECTS[name] ? SELECTS[name][1] : '');
       }
       return any;
     }
 
-    form.addEventListener('submit', (e) => {
-      e.preventDefault();
+    function submit() {
       const params = filters();
       T.setUrl(params, true);
       search(params);
+    }
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      submit();
     });
+    // Turning the order round searches again at once.
+    controls.order.addEventListener('change', submit);
     window.addEventListener('popstate', () => {
       if (fillFromUrl()) {
         search(filters());

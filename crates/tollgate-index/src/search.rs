@@ -25,8 +25,8 @@ struct Hit {
     line: u64,
 }
 
-/// The records matching a filter, in trail order, read from the files as
-/// they are iterated; see [`Index::query`].
+/// The records matching a filter, in trail order (or reversed), read from
+/// the files as they are iterated; see [`Index::query`].
 pub struct Hits<'i> {
     index: &'i Index,
     filter: Filter,
@@ -46,7 +46,27 @@ impl Index {
     ///
     /// A database error.
     pub fn query(&self, filter: Filter) -> Result<Hits<'_>, IndexError> {
-        let mut conds = vec!["rowid > ?1".to_owned()];
+        self.query_ordered(filter, false)
+    }
+
+    /// The call records matching `filter`, newest first (trail order
+    /// reversed), read page by page from the end: the newest few of a
+    /// large trail cost no more than the oldest few.
+    ///
+    /// # Errors
+    ///
+    /// A database error.
+    pub fn query_newest(&self, filter: Filter) -> Result<Hits<'_>, IndexError> {
+        self.query_ordered(filter, true)
+    }
+
+    fn query_ordered(&self, filter: Filter, newest: bool) -> Result<Hits<'_>, IndexError> {
+        let (after, order) = if newest {
+            ("rowid < ?1", "DESC")
+        } else {
+            ("rowid > ?1", "")
+        };
+        let mut conds = vec![after.to_owned()];
         let mut params = vec![Value::Integer(0)];
         let mut add = |cond: &str, value: Value| {
             params.push(value);
@@ -82,7 +102,7 @@ impl Index {
             add("trace =", Value::Text(trace.clone()));
         }
         let sql = format!(
-            "SELECT rowid, file, offset, line FROM calls WHERE {} ORDER BY rowid LIMIT {PAGE}",
+            "SELECT rowid, file, offset, line FROM calls WHERE {} ORDER BY rowid {order} LIMIT {PAGE}",
             conds.join(" AND ")
         );
         Ok(Hits {
@@ -90,7 +110,7 @@ impl Index {
             filter,
             sql,
             params,
-            after: 0,
+            after: if newest { i64::MAX } else { 0 },
             page: VecDeque::new(),
             exhausted: unknown,
             files: HashMap::new(),

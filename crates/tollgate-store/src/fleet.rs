@@ -70,19 +70,21 @@ pub struct ReplicaShipping {
 
 impl Store {
     /// At most `limit` of every replica's call records matching `filter`,
-    /// oldest first (then by replica, file and line); `true` when more
-    /// match.
+    /// oldest first (then by replica, file and line), or with `newest`
+    /// that order reversed; `true` when more match.
     ///
     /// # Errors
     ///
     /// The store cannot be reached or refused the query, or a stored call
     /// line is not a call record.
-    pub async fn search(&self, filter: &Filter, limit: usize) -> Result<(Vec<Located>, bool)> {
+    pub async fn search(&self, filter: &Filter, limit: usize, newest: bool) -> Result<(Vec<Located>, bool)> {
         let (conds, mut params) = conditions(filter);
         params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1)));
+        let order = if newest { "DESC" } else { "" };
         let sql = format!(
             "SELECT replica, file, line_no, line FROM audit_records WHERE {conds} \
-             ORDER BY time, replica COLLATE \"C\", file COLLATE \"C\", line_no LIMIT ${}",
+             ORDER BY time {order}, replica COLLATE \"C\" {order}, file COLLATE \"C\" {order}, \
+             line_no {order} LIMIT ${}",
             params.len()
         );
         let client = self.client().await?;

@@ -46,10 +46,23 @@ pub(crate) struct SearchQuery {
     since: Option<String>,
     until: Option<String>,
     limit: Option<usize>,
+    /// `newest` (the default) or `oldest` first.
+    order: Option<String>,
     format: Option<String>,
 }
 
 impl SearchQuery {
+    /// Whether the newest records come first (the default).
+    fn newest_first(&self) -> Result<bool, ConsoleError> {
+        match self.order.as_deref().unwrap_or_default() {
+            "" | "newest" => Ok(true),
+            "oldest" => Ok(false),
+            other => Err(ConsoleError::BadRequest(format!(
+                "unknown order {other:?}: newest or oldest"
+            ))),
+        }
+    }
+
     fn filter(&self) -> Result<Filter, ConsoleError> {
         let text = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
         let decision = match text(&self.decision) {
@@ -101,34 +114,41 @@ pub(crate) async fn search(
 ) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
     let filter = q.filter()?;
+    let newest = q.newest_first()?;
     let limit = q.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
     let started = Instant::now();
     let (records, truncated) = if let Some(store) = s.backend.store() {
-        let (found, more) = fleet::search(&store, &filter, limit).await?;
+        let (found, more) = fleet::search(&store, &filter, limit, newest).await?;
         let records = found
             .into_iter()
             .map(|l| json!({"ref": fleet::reference(&l), "record": shown(&caller, l.record)}))
             .collect();
         (records, more)
     } else {
-        local_search(&s, caller, filter, limit).await?
+        local_search(&s, caller, filter, (limit, newest)).await?
     };
     Ok(Json(json!({
+        "order": if newest { "newest" } else { "oldest" },
         "records": records,
         "truncated": truncated,
         "took_ms": started.elapsed().as_secs_f64() * 1000.0,
     })))
 }
 
-/// At most `limit` records matching `filter` from this replica's index.
+/// At most `limit` records matching `filter` from this replica's index,
+/// the newest first with `newest` (the index reads them from the end).
 async fn local_search(
     s: &Arc<Shared>,
     caller: Caller,
     filter: Filter,
-    limit: usize,
+    (limit, newest): (usize, bool),
 ) -> Result<(Vec<Value>, bool), ConsoleError> {
     with_index(s, move |index| {
-        let mut hits = index.query(filter)?;
+        let mut hits = if newest {
+            index.query_newest(filter)?
+        } else {
+            index.query(filter)?
+        };
         let mut out = Vec::new();
         for entry in hits.by_ref() {
             let entry = entry?;
@@ -241,7 +261,8 @@ pub(crate) async fn export(
     let what = format!("audit {} {}", if csv { "csv" } else { "jsonl" }, describe(&q));
     let captures = caller.can(Role::Auditor);
     let (body, rows) = if let Some(store) = s.backend.store() {
-        let (found, _) = fleet::search(&store, &filter, MAX_EXPORT).await?;
+        // Exports keep the trail's order, oldest first.
+        let (found, _) = fleet::search(&store, &filter, MAX_EXPORT, false).await?;
         let records = found.into_iter().map(|l| Ok(fleet::exported(l)));
         if csv {
             csv_export(records)?

@@ -29,10 +29,15 @@ pub(crate) fn reference(l: &Located) -> Value {
     json!({"replica": l.replica, "file": l.file, "line": l.line})
 }
 
-/// At most `limit` records matching `filter` across the fleet, and
-/// whether more match.
-pub(crate) async fn search(store: &Store, filter: &Filter, limit: usize) -> Result<(Vec<Located>, bool), ConsoleError> {
-    Ok(store.search(filter, limit).await?)
+/// At most `limit` records matching `filter` across the fleet (the
+/// newest first with `newest`), and whether more match.
+pub(crate) async fn search(
+    store: &Store,
+    filter: &Filter,
+    limit: usize,
+    newest: bool,
+) -> Result<(Vec<Located>, bool), ConsoleError> {
+    Ok(store.search(filter, limit, newest).await?)
 }
 
 /// The call on `line` of `replica`'s `file`, with that file's chain as
