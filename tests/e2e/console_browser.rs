@@ -159,6 +159,11 @@ async fn serve_traffic(gw: &ChildGateway) -> Served {
     assert_eq!(denied.record.decision.outcome, Outcome::Deny, "{:?}", denied.record);
     let forbid: Vec<&str> = denied.record.decision.policies.iter().map(|p| &**p).collect();
     assert_eq!(forbid, [FORBID], "{:?}", denied.record);
+    assert!(
+        denied.record.error.is_some(),
+        "a denial records its error class: {:?}",
+        denied.record
+    );
     let gated = entry_of(&dir, &quarantined).await.record;
     assert_eq!(
         gated.gate.as_ref().map(|g| &*g.outcome),
@@ -322,6 +327,8 @@ async fn the_console_in_a_real_browser() {
             "server": ROUTE,
             "tool": "delete_item",
             "policy": FORBID,
+            "rpc_error": denied.record.rpc_error,
+            "error": denied.record.error,
         },
         "catalog": {
             "server": ROUTE,

@@ -45,6 +45,13 @@
   const callHref = (ref) => `/console/audit/call?${T.query(ref.replica
     ? { replica: ref.replica, file: ref.file, line: ref.line } : { file: ref.file, line: ref.line })}`;
 
+  // A refused or failed call's JSON-RPC error code and the gateway's error
+  // class (the trail keeps no message text); '' when it had none.
+  function errorText(record) {
+    const code = record.rpc_error ?? null;
+    return [code === null ? null : String(code), record.error || null].filter(Boolean).join(' ');
+  }
+
   function resultsTable(records) {
     const fleet = records.some(({ ref }) => ref && ref.replica);
     const replica = { label: 'Replica', value: ({ ref }) => el('code', { testid: 'replica' }, ref.replica) };
@@ -63,6 +70,12 @@
         { label: 'Name', value: ({ record }) => T.value(record.name) },
         { label: 'Decision', value: ({ record }) => decisionBadge(record.decision && record.decision.outcome) },
         { label: 'Status', numeric: true, value: ({ record }) => T.num(record.status) },
+        {
+          label: 'Error',
+          value: ({ record }) => (errorText(record)
+            ? el('code', { class: 'bad-text', testid: 'rpc-error', data: { code: record.rpc_error ?? '' } }, errorText(record))
+            : T.value(null)),
+        },
         { label: 'Tokens', numeric: true, value: ({ record }) => T.num(record.tokens) },
         { label: 'Duration (ms)', numeric: true, value: ({ record }) => T.num(record.duration_us, T.fmt.ms(record.duration_us)) },
       ],
@@ -202,6 +215,16 @@
       chain && typeof chain.records === 'number' ? ` (${chain.records} records checked)` : null);
   }
 
+  // What a refused or failed call answered, above its five answers.
+  function callError(record) {
+    if (!errorText(record)) return null;
+    const code = record.rpc_error ?? null;
+    return el('p', { class: 'call-error', testid: 'call-error', data: { code: code ?? '' } },
+      code === null ? 'Failed' : ['JSON-RPC error ', el('code', {}, String(code))],
+      record.error ? [' · ', el('code', {}, record.error)] : null,
+      record.status ? ` · HTTP ${record.status}` : null);
+  }
+
   T.pages.call = async function (root) {
     const url = T.urlParams();
     const replica = url.get('replica');
@@ -218,6 +241,7 @@
     root.append(
       el('p', { class: 'lede' }, T.time(record.time), what ? ` · ${what}` : '',
         record.request_id ? [' · request ', el('code', {}, record.request_id)] : null),
+      callError(record),
       chainState(call.ref || { file, line }, call.chain),
       el('div', { class: 'answers' }, ANSWERS.map(([key, title, testid]) => answer(key, title, testid, answers[key]))));
 
