@@ -63,6 +63,9 @@
 
   const DASH = '—';
   const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+  // The browser's zone as a short name ("CET", "GMT+5:30"), as of `d`.
+  const zoneFormat = new Intl.DateTimeFormat('en', { timeZoneName: 'short' });
+  const zoneOf = (d) => (zoneFormat.formatToParts(d).find((p) => p.type === 'timeZoneName') || {}).value || '';
 
   T.fmt = {
     // Integers exactly as the API sent them: no separators.
@@ -83,13 +86,15 @@
       const text = n !== 0 && Math.abs(n) < 1 ? n.toFixed(4) : n.toFixed(2);
       return currency ? `${text} ${currency}` : text;
     },
-    // Local time as YYYY-MM-DD HH:MM:SS; the raw value is kept on <time>.
+    // Local time as YYYY-MM-DD HH:MM:SS and the browser's zone; the raw
+    // value is kept on <time>. Every time the console shows comes here.
     time(value) {
       const d = typeof value === 'number' ? new Date(value * 1000) : new Date(value);
       if (value === null || value === undefined || Number.isNaN(d.getTime())) return value ? String(value) : DASH;
       const p = (n) => String(n).padStart(2, '0');
+      const zone = zoneOf(d);
       return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-        `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+        `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}${zone ? ` ${zone}` : ''}`;
     },
     age(seconds) {
       if (typeof seconds !== 'number') return DASH;
