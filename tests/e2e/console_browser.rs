@@ -53,6 +53,9 @@ const QUARANTINED_PROMPT: &str = "greeting";
 const FORBID: &str = "console-no-delete";
 /// The policy that permits the other tools.
 const PERMIT_TOOLS: &str = "console-call-tools";
+/// research's daily token budget: far above the test's traffic (nothing is
+/// refused), and a limit with thousands separators on the spend page.
+const BUDGET: (&str, &str, u64) = ("research-daily", "research", 1_000_000);
 
 const POLICIES: &str = r#"
 @id("console-plumbing")
@@ -85,6 +88,13 @@ index = true
 mode = "enforce"
 lock = "{lock}"
 
+[[limits.budgets]]
+id = "{budget}"
+per = "team"
+keys = ["{team}"]
+period = "day"
+tokens = {tokens}
+
 [[servers]]
 name = "{ROUTE}"
 url = "{url}"
@@ -95,6 +105,9 @@ audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_
         policies = policies.display(),
         lock = lock.display(),
         url = demo.url,
+        budget = BUDGET.0,
+        team = BUDGET.1,
+        tokens = BUDGET.2,
     )
 }
 
@@ -335,7 +348,12 @@ async fn the_console_in_a_real_browser() {
             "tool": QUARANTINED_TOOL,
             "prompt": QUARANTINED_PROMPT,
         },
-        "spend": {"since": since, "until": until, "usage": usage},
+        "spend": {
+            "since": since,
+            "until": until,
+            "usage": usage,
+            "budget": {"id": BUDGET.0, "key": BUDGET.1, "tokens": BUDGET.2},
+        },
     });
     let summary = browse(&expected, work.path(), &screenshots).await;
     phase("browser done");

@@ -63,13 +63,15 @@
 
   const DASH = '—';
   const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+  const grouped = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
   // The browser's zone as a short name ("CET", "GMT+5:30"), as of `d`.
   const zoneFormat = new Intl.DateTimeFormat('en', { timeZoneName: 'short' });
   const zoneOf = (d) => (zoneFormat.formatToParts(d).find((p) => p.type === 'timeZoneName') || {}).value || '';
 
   T.fmt = {
-    // Integers exactly as the API sent them: no separators.
-    int: (n) => (n === null || n === undefined ? DASH : String(n)),
+    // Integers with thousands separators ("12,345"); the raw value stays
+    // in data-value (T.num, T.tile).
+    int: (n) => (typeof n === 'number' ? grouped.format(n) : n === null || n === undefined ? DASH : String(n)),
     // "12.3k" beside a raw number; empty below a thousand.
     human: (n) => (typeof n === 'number' && Math.abs(n) >= 1000 ? compact.format(n) : ''),
     ms: (us) => (typeof us === 'number' ? (us / 1000).toFixed(1) : DASH),
@@ -128,7 +130,7 @@
   T.badge = (text, kind) => el('span', { class: `badge badge-${kind || 'plain'}` }, text ?? DASH);
 
   const LABELS = {
-    rpc_error: 'JSON-RPC error', ttfb: 'Time to first byte', id: 'ID', url: 'URL',
+    rpc_error: 'JSON-RPC error', ttfb: 'Time to first byte', tokens: 'Tokens (est.)', id: 'ID', url: 'URL',
     client_id: 'Client ID', token_id: 'Token ID', request_id: 'Request ID', trace_id: 'Trace ID',
   };
   T.label = function (key) {

@@ -76,7 +76,7 @@
             ? el('code', { class: 'bad-text', testid: 'rpc-error', data: { code: record.rpc_error ?? '' } }, errorText(record))
             : T.value(null)),
         },
-        { label: 'Tokens', numeric: true, value: ({ record }) => T.num(record.tokens) },
+        { label: 'Tokens (est.)', numeric: true, value: ({ record }) => T.num(record.tokens) },
         { label: 'Duration (ms)', numeric: true, value: ({ record }) => T.num(record.duration_us, T.fmt.ms(record.duration_us)) },
       ],
     });
@@ -201,7 +201,9 @@
       return T.section(title, { testid }, el('p', { class: 'muted' }, why));
     }
     const render = key === 'policies' ? { policies: policyList } : undefined;
-    return T.section(title, { testid }, T.kv(value, { render }));
+    // Without prices there is no cost to show.
+    const skip = key === 'outcome' && !value.currency ? ['cost', 'currency'] : undefined;
+    return T.section(title, { testid }, T.kv(value, { render, skip }));
   }
 
   function chainState(ref, chain) {

@@ -18,6 +18,7 @@
 
   function rowsTable(data) {
     const currency = data.currency;
+    const cost = { label: `Cost (${currency})`, numeric: true, value: (r) => T.num(r.cost, costText(r.cost)) };
     return T.table({
       caption: `Usage by ${labelOf(BY, data.by).toLowerCase()}`,
       testid: 'spend-table',
@@ -29,19 +30,40 @@
         T.intColumn('Calls', 'calls'),
         T.intColumn('Errors', 'errors'),
         T.intColumn('Denials', 'denied'),
-        T.intColumn('Tokens', 'tokens'),
-        T.intColumn('Catalogue tokens', 'catalog_tokens'),
+        T.intColumn('Tokens (est.)', 'tokens'),
+        T.intColumn('Catalogue tokens (est.)', 'catalog_tokens'),
         { label: 'Bytes in', numeric: true, value: (r) => T.num(r.bytes_in, T.fmt.bytes(r.bytes_in)) },
         { label: 'Bytes out', numeric: true, value: (r) => T.num(r.bytes_out, T.fmt.bytes(r.bytes_out)) },
-        { label: currency ? `Cost (${currency})` : 'Cost', numeric: true, value: (r) => T.num(r.cost, costText(r.cost)) },
+        ...(priced(data) ? [cost] : []),
       ],
     });
   }
 
-  function budgetsTable(budgets) {
+  // Whether prices are configured: without them there is no cost to show.
+  const priced = (data) => data.prices ?? Boolean(data.currency);
+
+  // This period's spend as a share of the limit: a bar and the percent.
+  function budgetBar(b) {
+    if (typeof b.spent !== 'number' || typeof b.limit !== 'number' || b.limit <= 0) return T.value(null);
+    const share = b.spent / b.limit;
+    const percent = T.fmt.percent(share);
+    return el('span', { class: 'budget-used' },
+      el('progress', {
+        max: b.limit,
+        value: Math.min(b.spent, b.limit),
+        testid: 'budget-bar',
+        class: share > 1 ? 'over' : null,
+        'aria-label': `${b.budget}${b.key ? ` (${b.key})` : ''}: ${percent} of the limit spent`,
+        data: { percent: (share * 100).toFixed(1) },
+      }),
+      el('span', { class: 'budget-percent' }, percent));
+  }
+
+  function budgetsTable(budgets, prices) {
     const over = (b) => typeof b.projected === 'number' && typeof b.limit === 'number' && b.projected > b.limit;
+    const cost = { label: 'Cost', numeric: true, value: (b) => T.num(b.cost, costText(b.cost, b.currency)) };
     return T.table({
-      caption: 'Budgets and their projection to the end of the period',
+      caption: 'Budgets and their projection to the end of the period (estimated tokens)',
       testid: 'budgets',
       rows: budgets,
       empty: 'No budgets are configured.',
@@ -50,6 +72,7 @@
         { label: 'Budget', value: (b) => T.value(b.budget) },
         { label: 'Key', value: (b) => T.value(b.key) },
         { label: 'Period', value: (b) => [T.value(b.period), el('br'), el('span', { class: 'muted' }, T.time(b.start), ' – ', T.time(b.end))] },
+        { label: 'Used', value: budgetBar },
         { label: 'Spent / limit', numeric: true, value: (b) => [T.num(b.spent, T.fmt.int(b.spent), { data: { field: 'spent', value: b.spent ?? '' } }), ' / ', T.num(b.limit, T.fmt.int(b.limit), { data: { field: 'limit', value: b.limit ?? '' } })] },
         T.intColumn('Remaining', 'remaining'),
         {
@@ -57,7 +80,7 @@
           numeric: true,
           value: (b) => [T.num(b.projected), over(b) ? el('span', { class: 'badge badge-bad' }, 'over limit') : null],
         },
-        { label: 'Cost', numeric: true, value: (b) => T.num(b.cost, costText(b.cost, b.currency)) },
+        ...(prices ? [cost] : []),
       ],
     });
   }
@@ -70,12 +93,13 @@
     const form = el('form', { class: 'controls', on: { submit: (e) => e.preventDefault() } },
       T.field('Group by', by), T.field('Period', period), el('p', {}, csv));
     const range = el('p', { class: 'muted' });
+    const estimates = el('p', { class: 'muted', testid: 'spend-estimates' });
     const errors = el('div');
     const tiles = el('div', { class: 'tiles' });
     const catalog = T.section('Catalogue context cost', { class: 'card catalog-cost' });
-    const chartSection = T.section('Tokens over time');
+    const chartSection = T.section('Estimated tokens over time');
     const chart = T.chart(chartSection, {
-      label: 'Tokens and catalogue tokens per interval',
+      label: 'Estimated tokens and catalogue tokens per interval',
       bars: true,
       series: [{ label: 'Tokens', key: 'tokens' }, { label: 'Catalogue tokens', key: 'catalog' }],
     });
@@ -83,7 +107,7 @@
     chartSection.append(chartSummary);
     const rows = el('div');
     const budgets = T.section('Budgets');
-    root.append(form, range, errors, tiles, catalog, chartSection, T.section('Usage', {}, rows), budgets);
+    root.append(form, range, errors, tiles, estimates, catalog, chartSection, T.section('Usage', {}, rows), budgets);
 
     function draw(data) {
       const total = data.total || {};
@@ -91,19 +115,16 @@
       range.replaceChildren('From ', T.time(data.since), ' to ', T.time(data.until), '.');
       tiles.replaceChildren(
         T.tile({ label: 'Calls', raw: total.calls, testid: 'spend-calls' }),
-        T.tile({ label: 'Tokens', raw: total.tokens, testid: 'spend-tokens' }),
-        T.tile({
-          label: 'Cost',
-          raw: total.cost,
-          text: costText(total.cost),
-          unit: data.currency || null,
-          hint: data.currency ? '' : 'No prices are configured',
-          testid: 'spend-cost',
-        }));
+        T.tile({ label: 'Tokens (est.)', raw: total.tokens, testid: 'spend-tokens' }),
+        ...(priced(data)
+          ? [T.tile({ label: 'Cost', raw: total.cost, text: costText(total.cost), unit: data.currency, hint: '', testid: 'spend-cost' })]
+          : []));
+      estimates.textContent = 'Tokens are estimated from the bytes of each request and answer, not counted by a model.'
+        + (priced(data) ? '' : ' No prices are configured ([[limits.prices]]), so no cost is shown.');
       const catTokens = cat.tokens ?? total.catalog_tokens;
       catalog.replaceChildren(catalog.firstChild,
         el('div', { class: 'tiles' },
-          T.tile({ label: 'Catalogue tokens', raw: catTokens, testid: 'spend-catalog-tokens' }),
+          T.tile({ label: 'Catalogue tokens (est.)', raw: catTokens, testid: 'spend-catalog-tokens' }),
           T.tile({ label: 'Share of all tokens', raw: cat.share, text: T.fmt.percent(cat.share), testid: 'spend-catalog-share', hint: '' })),
         el('p', { class: 'muted' }, 'Tokens spent sending tool, prompt and resource lists to clients, before any call is made.'));
 
@@ -111,11 +132,11 @@
       chart.set(series.map((p) => p.t), [series.map((p) => p.tokens), series.map((p) => p.catalog_tokens)]);
       const peak = series.reduce((best, p) => (best && best.tokens >= p.tokens ? best : p), null);
       chartSummary.textContent = peak
-        ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${peak.tokens} tokens (${peak.catalog_tokens} catalogue).`
+        ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${T.fmt.int(peak.tokens)} tokens (${T.fmt.int(peak.catalog_tokens)} catalogue).`
         : 'No tokens in this period.';
 
       rows.replaceChildren(rowsTable(data));
-      budgets.replaceChildren(budgets.firstChild, budgetsTable(data.budgets || []));
+      budgets.replaceChildren(budgets.firstChild, budgetsTable(data.budgets || [], priced(data)));
     }
 
     async function load() {

@@ -117,6 +117,7 @@ pub(crate) async fn spend(
         "since": humantime::format_rfc3339_seconds(since).to_string(),
         "until": humantime::format_rfc3339_seconds(until).to_string(),
         "currency": report.currency,
+        "prices": report.currency.is_some(),
         "rows": report.rows,
         "total": report.total,
         "catalog": {"tokens": total.catalog_tokens, "share": share},
