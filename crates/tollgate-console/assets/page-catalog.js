@@ -1,4 +1,4 @@
-// Catalog: what each upstream server offers against the catalogue lock.
+// Catalog: what each upstream server offers against the catalog lock.
 // Approved entries match the lock; quarantined and blocked ones changed or
 // appeared since and wait for an approver; findings are the poisoning
 // checks' warnings about a definition (instructions hidden in a tool
@@ -109,7 +109,7 @@
       const added = diff.added || [];
       const changed = diff.changed || [];
       const removed = diff.removed || [];
-      if (!added.length && !changed.length && !removed.length) return el('p', { class: 'muted' }, 'The live catalogue matches the lock.');
+      if (!added.length && !changed.length && !removed.length) return el('p', { class: 'muted' }, 'The live catalog matches the lock.');
       return el('ul', { class: 'diff' },
         added.map((a) => el('li', { data: { change: 'added' } },
           T.badge('added', 'warn'), ' ', `${a.kind} `, el('code', {}, a.key), a.revision ? ` at revision ${a.revision}` : '',
@@ -155,9 +155,9 @@
       const lock = data.lock || {};
       const servers = Object.entries(data.servers || {});
       body.replaceChildren(
-        T.section('Catalogue lock', { testid: 'catalog-lock' }, T.kv(lock)),
+        T.section('Catalog lock', { testid: 'catalog-lock' }, T.kv(lock)),
         ...(servers.length ? servers.map(([name, s]) => serverSection(name, s))
-          : [el('p', { class: 'muted' }, 'No upstream server has a catalogue yet.')]));
+          : [el('p', { class: 'muted' }, 'No upstream server has a catalog yet.')]));
     }
 
     return load();

@@ -1,6 +1,6 @@
 // Spend: calls, tokens and cost grouped by team, cost centre, subject,
 // server or tool over the last day, week or month; the tokens spent on
-// sending tool catalogues to clients shown apart; and the budgets with
+// sending tool catalogs to clients shown apart; and the budgets with
 // their projection to the end of their period.
 'use strict';
 
@@ -31,7 +31,7 @@
         T.intColumn('Errors', 'errors'),
         T.intColumn('Denials', 'denied'),
         T.intColumn('Tokens (est.)', 'tokens'),
-        T.intColumn('Catalogue tokens (est.)', 'catalog_tokens'),
+        T.intColumn('Catalog tokens (est.)', 'catalog_tokens'),
         { label: 'Bytes in', numeric: true, value: (r) => T.num(r.bytes_in, T.fmt.bytes(r.bytes_in)) },
         { label: 'Bytes out', numeric: true, value: (r) => T.num(r.bytes_out, T.fmt.bytes(r.bytes_out)) },
         ...(priced(data) ? [cost] : []),
@@ -96,12 +96,12 @@
     const estimates = el('p', { class: 'muted', testid: 'spend-estimates' });
     const errors = el('div');
     const tiles = el('div', { class: 'tiles' });
-    const catalog = T.section('Catalogue context cost', { class: 'card catalog-cost' });
+    const catalog = T.section('Catalog context cost', { class: 'card catalog-cost' });
     const chartSection = T.section('Estimated tokens over time');
     const chart = T.chart(chartSection, {
-      label: 'Estimated tokens and catalogue tokens per interval',
+      label: 'Estimated tokens and catalog tokens per interval',
       bars: true,
-      series: [{ label: 'Tokens', key: 'tokens' }, { label: 'Catalogue tokens', key: 'catalog' }],
+      series: [{ label: 'Tokens', key: 'tokens' }, { label: 'Catalog tokens', key: 'catalog' }],
     });
     const chartSummary = el('p', { class: 'muted' });
     chartSection.append(chartSummary);
@@ -124,7 +124,7 @@
       const catTokens = cat.tokens ?? total.catalog_tokens;
       catalog.replaceChildren(catalog.firstChild,
         el('div', { class: 'tiles' },
-          T.tile({ label: 'Catalogue tokens (est.)', raw: catTokens, testid: 'spend-catalog-tokens' }),
+          T.tile({ label: 'Catalog tokens (est.)', raw: catTokens, testid: 'spend-catalog-tokens' }),
           T.tile({ label: 'Share of all tokens', raw: cat.share, text: T.fmt.percent(cat.share), testid: 'spend-catalog-share', hint: '' })),
         el('p', { class: 'muted' }, 'Tokens spent sending tool, prompt and resource lists to clients, before any call is made.'));
 
@@ -132,7 +132,7 @@
       chart.set(series.map((p) => p.t), [series.map((p) => p.tokens), series.map((p) => p.catalog_tokens)]);
       const peak = series.reduce((best, p) => (best && best.tokens >= p.tokens ? best : p), null);
       chartSummary.textContent = peak
-        ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${T.fmt.int(peak.tokens)} tokens (${T.fmt.int(peak.catalog_tokens)} catalogue).`
+        ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${T.fmt.int(peak.tokens)} tokens (${T.fmt.int(peak.catalog_tokens)} catalog).`
         : 'No tokens in this period.';
 
       rows.replaceChildren(rowsTable(data));
