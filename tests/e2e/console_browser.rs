@@ -312,6 +312,21 @@ async fn the_console_in_a_real_browser() {
     let since = humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(3600)).to_string();
     let until = humantime::format_rfc3339_seconds(SystemTime::now() + Duration::from_secs(3600)).to_string();
     let usage = usage(&dir, &since, &until).await;
+    // Errors that were not denials (a denial is answered with an error too).
+    let calls: Vec<CallRecord> = entries(&dir, Filter::default())
+        .into_iter()
+        .map(|e| e.record)
+        .filter(|r| r.phase != Phase::Admin)
+        .collect();
+    assert_eq!(
+        u64::try_from(calls.len()).unwrap(),
+        usage["total"]["calls"],
+        "the overview's calls are the trail's"
+    );
+    let failed = calls
+        .iter()
+        .filter(|r| r.is_error() && r.decision.outcome != Outcome::Deny)
+        .count();
     let dave_calls = entries(
         &dir,
         Filter {
@@ -325,6 +340,7 @@ async fn the_console_in_a_real_browser() {
     let screenshots = screenshot_dir();
     let expected = json!({
         "admin": gw.admin,
+        "overview": {"failed": failed, "denied": usage["total"]["denied"], "errors": usage["total"]["errors"]},
         "users": {"admin": "alice", "viewer": "victor"},
         "search": {"subject": "dave", "count": dave_calls},
         "call": {

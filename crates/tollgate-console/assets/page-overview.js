@@ -25,7 +25,7 @@
       columns: [
         { label: keyLabel, value: (r) => auditLink(r.key, isTool) },
         T.intColumn('Calls', 'calls'),
-        T.intColumn('Errors', 'errors'),
+        T.intColumn('Errors (not denials)', 'failed'),
         T.intColumn('Denials', 'denied'),
         T.msColumn('p50 (ms)', 'p50_us'),
         T.msColumn('p99 (ms)', 'p99_us'),
@@ -46,8 +46,8 @@
     const tiles = el('div', { class: 'tiles' });
     const traffic = T.section('Traffic');
     const chart = T.chart(traffic, {
-      label: 'Calls, errors and denials over time',
-      series: [{ label: 'Calls', key: 'calls' }, { label: 'Errors', key: 'errors' }, { label: 'Denials', key: 'denied' }],
+      label: 'Calls, errors (not denials) and denials over time',
+      series: [{ label: 'Calls', key: 'calls' }, { label: 'Errors (not denials)', key: 'errors' }, { label: 'Denials', key: 'denied' }],
     });
     const servers = T.section('By server');
     const tools = T.section('By tool');
@@ -59,11 +59,13 @@
       const t = data.totals || {};
       tiles.replaceChildren(
         T.tile({ label: 'Calls', raw: t.calls, testid: 'stat-calls' }),
-        T.tile({ label: 'Errors', raw: t.errors, testid: 'stat-errors' }),
+        // A denial is answered with a JSON-RPC error too: errors are shown
+        // without the denials, which have their own tile.
+        T.tile({ label: 'Errors (not denials)', raw: t.failed, testid: 'stat-errors', hint: `${T.fmt.int(t.errors)} errors with the denials` }),
         T.tile({ label: 'Denials', raw: t.denied, testid: 'stat-denied' }),
         T.tile({ label: 'p99 latency', raw: t.p99_us, text: T.fmt.ms(t.p99_us), unit: 'ms', testid: 'stat-p99', hint: `p50 ${T.fmt.ms(t.p50_us)} ms` }));
       const series = data.series || [];
-      chart.set(series.map((p) => p.t), [series.map((p) => p.calls), series.map((p) => p.errors), series.map((p) => p.denied)]);
+      chart.set(series.map((p) => p.t), [series.map((p) => p.calls), series.map((p) => p.failed), series.map((p) => p.denied)]);
       servers.replaceChildren(servers.firstChild,
         usageTable('Calls per server', 'Server', data.servers || [], false, 'overview-servers'));
       tools.replaceChildren(tools.firstChild,

@@ -1,7 +1,13 @@
 //! `GET /console/api/overview?window=15m|1h|24h`: traffic, errors,
 //! denials and latency over the window, per server and per tool, and a
 //! time series of 60 buckets — summed from the audit index's columns.
+//!
+//! A usage row's `errors` counts every call answered with an error, a
+//! policy denial included (its JSON-RPC error); each row here also carries
+//! `failed`, the errors that were not denials, so the page can show
+//! failures and denials apart without changing what `errors` means.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -29,6 +35,29 @@ struct Bucket {
     calls: u64,
     errors: u64,
     denied: u64,
+    failed: u64,
+}
+
+/// Errors that were not denials, per group key.
+#[derive(Debug, Default)]
+struct Failed(HashMap<String, u64>);
+
+impl Failed {
+    fn add(&mut self, by: GroupBy, sample: &UsageSample<'_>) {
+        if sample.error && !sample.denied {
+            *self.0.entry(by.key(sample).into_owned()).or_default() += 1;
+        }
+    }
+
+    /// `rows` (usage rows) each with its `failed` count.
+    fn rows<T: serde::Serialize>(&self, rows: &[T]) -> Value {
+        let mut rows = json!(rows);
+        for row in rows.as_array_mut().into_iter().flatten() {
+            let n = row["key"].as_str().and_then(|k| self.0.get(k)).copied().unwrap_or(0);
+            row["failed"] = json!(n);
+        }
+        rows
+    }
 }
 
 /// `GET /console/api/overview`.
@@ -41,39 +70,48 @@ pub(crate) async fn overview(
     let name = q.window.unwrap_or_else(|| "1h".into());
     let (since, until) = window(&name)?;
     let (start, step) = (secs(since), ((secs(until) - secs(since)) / BUCKETS).max(1));
-    let (servers, tools, series) = with_index(&s, move |index| {
+    let (servers, tools, series, failed) = with_index(&s, move |index| {
         let mut servers = Usage::new(GroupBy::Server);
         let mut tools = Usage::new(GroupBy::Tool);
+        let mut failed = (Failed::default(), Failed::default());
         let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];
         index.calls(Some(since), Some(until), |c| {
             servers.add(&c.usage);
+            failed.0.add(GroupBy::Server, &c.usage);
             // A tool's row names its server: two servers' `search` differ.
             let key = c.usage.name.map(|n| format!("{}/{n}", c.usage.server));
-            tools.add(&UsageSample {
+            let tool = UsageSample {
                 name: key.as_deref(),
                 ..c.usage
-            });
+            };
+            tools.add(&tool);
+            failed.1.add(GroupBy::Tool, &tool);
             let i = (secs(c.time).saturating_sub(start) / step).min(BUCKETS - 1);
             if let Some(b) = series.get_mut(usize::try_from(i).unwrap_or(0)) {
                 b.calls += 1;
                 b.errors += u64::from(c.usage.error);
                 b.denied += u64::from(c.usage.denied);
+                b.failed += u64::from(c.usage.error && !c.usage.denied);
             }
         })?;
-        Ok((servers.finish(), tools.finish(), series))
+        Ok((servers.finish(), tools.finish(), series, failed))
     })
     .await?;
     let series: Vec<Value> = (0..)
         .zip(series)
-        .map(|(i, b): (u64, Bucket)| json!({"t": start + i * step, "calls": b.calls, "errors": b.errors, "denied": b.denied}))
+        .map(|(i, b): (u64, Bucket)| {
+            json!({"t": start + i * step, "calls": b.calls, "errors": b.errors, "denied": b.denied, "failed": b.failed})
+        })
         .collect();
+    let mut totals = json!(servers.total);
+    totals["failed"] = json!(failed.0.0.values().sum::<u64>());
     Ok(Json(json!({
         "window": name,
         "since": humantime::format_rfc3339_seconds(since).to_string(),
         "until": humantime::format_rfc3339_seconds(until).to_string(),
-        "totals": servers.total,
+        "totals": totals,
         "series": series,
-        "servers": servers.rows,
-        "tools": tools.rows,
+        "servers": failed.0.rows(&servers.rows),
+        "tools": failed.1.rows(&tools.rows),
     })))
 }
