@@ -2,7 +2,8 @@
 //! of eight calls (two teams, three tools on two servers, a denial, a
 //! rate-limited call and an upstream error), written by the real audit
 //! sink, then `tollgate audit query` and `tollgate usage` in each output
-//! format, `audit verify`, and `validate` on a file with mistakes. A change
+//! format, `audit verify`, `validate` on a file with mistakes, and
+//! `catalog show` of the demo's lock. A change
 //! to any output shows as a diff to review (`cargo insta review`, or
 //! `INSTA_UPDATE=always` to accept); file names and hashes, which hold the
 //! time the trail was written, are masked.
@@ -180,4 +181,23 @@ async fn verify_and_validate_say_what_they_found() {
     .unwrap();
     let out = run(&["validate", "--config", config.to_str().unwrap()]).await;
     snapshot("validate_mistakes", trail.path(), &out);
+}
+
+#[tokio::test]
+async fn catalog_show_lists_the_approvals_aligned_and_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = tollgate_e2e::repo_root().join("examples/catalog.lock");
+    std::fs::copy(lock, dir.path().join("catalog.lock")).unwrap();
+    let config = dir.path().join("tollgate.toml");
+    std::fs::write(
+        &config,
+        "[listen]\npublic = \"127.0.0.1:8080\"\nadmin = \"127.0.0.1:9090\"\n\n[catalog]\nlock = \"catalog.lock\"\n\n\
+         [[servers]]\nname = \"demo\"\nurl = \"http://127.0.0.1:3001/mcp\"\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for format in ["text", "json"] {
+        let out = run(&["catalog", "show", "--config", config, "--format", format]).await;
+        snapshot(&format!("catalog_show_{format}"), dir.path(), &out);
+    }
 }

@@ -153,21 +153,39 @@ fn show(config: &Path, format: Format, source: &StoreChoice) -> anyhow::Result<E
         Format::Text => {
             let store = if fleet.is_some() { " and the fleet store" } else { "" };
             println!("{}{store} ({} approvals)", path.display(), lock.iter().count());
-            for a in lock.iter() {
-                let at = humantime::format_rfc3339_seconds(a.approved_at);
-                let note = a.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
-                println!(
-                    "{}  {:<17} {}  {}  by {} at {at}{note}",
-                    a.server,
-                    a.kind,
-                    a.key,
-                    short(a.revision.as_str()),
-                    a.approved_by
-                );
-            }
+            print!("{}", approvals_table(&lock));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The approvals in aligned columns, one per line.
+fn approvals_table(lock: &Lock) -> String {
+    let header = [
+        "server",
+        "kind",
+        "name",
+        "revision",
+        "approved_by",
+        "approved_at",
+        "note",
+    ]
+    .map(String::from);
+    let rows: Vec<Vec<String>> = lock
+        .iter()
+        .map(|a| {
+            vec![
+                a.server.clone(),
+                a.kind.as_str().to_owned(),
+                a.key.clone(),
+                short(a.revision.as_str()).to_owned(),
+                a.approved_by.clone(),
+                humantime::format_rfc3339_seconds(a.approved_at).to_string(),
+                a.note.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    crate::table::aligned(&header, &rows, &[])
 }
 
 fn approval_json(a: &tollgate_catalog::Approval) -> serde_json::Value {

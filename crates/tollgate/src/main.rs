@@ -22,6 +22,7 @@ mod policy_cmd;
 mod progress_bar;
 mod render;
 mod store_cmd;
+mod table;
 mod warnings;
 
 use anyhow::Context as _;

@@ -208,29 +208,8 @@ pub(crate) fn usage_table(report: &UsageReport) -> String {
         .chain([&report.total])
         .map(|r| std::iter::once(r.key.clone()).chain(row_cells(report, r)).collect())
         .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            std::iter::once(&header)
-                .chain(&body)
-                .map(|row| row[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&body) {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-            let _ = if i == 0 {
-                write!(line, "{cell:<w$}  ")
-            } else {
-                write!(line, "{cell:>w$}  ")
-            };
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    let numbers: Vec<usize> = (1..header.len()).collect();
+    crate::table::aligned(&header, &body, &numbers)
 }
 
 /// CSV with a header line (RFC 4180 quoting, no cell that reads as a
