@@ -19,14 +19,21 @@ pub struct Migration {
 }
 
 /// Every migration this binary knows, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "governance",
-    sql: include_str!("../migrations/0001_governance.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "governance",
+        sql: include_str!("../migrations/0001_governance.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "usage",
+        sql: include_str!("../migrations/0002_usage.sql"),
+    },
+];
 
 /// The schema version this binary writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Where the database's schema stands against this binary.
 #[derive(Debug, Clone, PartialEq, Eq)]

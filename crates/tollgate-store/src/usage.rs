@@ -1,16 +1,18 @@
 //! Fleet-wide usage summed in PostgreSQL: `tollgate usage --store` and the
 //! console's spend, grouped by team, cost centre, subject, server, tool or
-//! trace over the columns shipping copied out of each call, instead of
-//! reading every stored line.
+//! trace over `audit_usage`, the narrow row shipping writes for each
+//! complete call, instead of reading every stored line.
 //!
 //! The report is the one `tollgate-meter` makes from the files, number for
 //! number: one scan sums each group per price-deciding columns (route,
 //! virtual server, name, exposed name; prices are configuration, applied
 //! here in Rust per group), and counts each group's durations per
-//! histogram bucket (`tollgate_meter::duration_bucket`, computed in SQL);
+//! histogram bucket (`tollgate_meter::duration_bucket`, stored by the
+//! shipper);
 //! a group of at most `EXACT_DURATIONS` calls has its exact durations
 //! read by a second query, as the meter keeps them exactly. Only
-//! `complete` records count, as over the files.
+//! `complete` records count, as over the files: `audit_usage` holds no
+//! others.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -173,7 +175,7 @@ struct Window {
 
 impl Window {
     fn of(q: &UsageQuestion) -> Window {
-        let mut conds = String::from("kind = 'call' AND (phase IS NULL OR phase = 'complete')");
+        let mut conds = String::from("TRUE");
         let mut bounds = Vec::new();
         for (op, t) in [(">=", q.since), ("<", q.until)] {
             if let Some(t) = t {
@@ -207,40 +209,30 @@ fn key_sql(by: GroupBy) -> &'static str {
     }
 }
 
-/// `floor(log2 d)` exactly for `d` ≥ 1: the float estimate, corrected by
-/// one either way.
-const LOG2: &str = "(e0 - (d < (1::bigint << e0))::int + (d >= (1::bigint << (e0 + 1)))::int)";
-
 /// One scan: sums per group and price-deciding columns, duration counts
 /// per group and bucket, and (with `step`) tokens per step and price.
 fn scan_sql(by: GroupBy, priced: bool, step: Option<u64>, window: &Window) -> String {
     let pricing = if priced {
-        "route, virtual_server, name, CASE WHEN virtual_server IS NOT NULL THEN (line::jsonb)->>'exposed_name' END"
+        "route, virtual_server, name, exposed_name"
     } else {
         "NULL::text, NULL::text, NULL::text, NULL::text"
     };
     let t = step.map_or_else(
         || "NULL::bigint".to_owned(),
-        |s| format!("(floor(extract(epoch FROM time) / {s}) * {s})::bigint"),
+        |s| format!("(floor(date_part('epoch', time) / {s}) * {s})::bigint"),
     );
-    let bucket = format!("CASE WHEN d < 32 THEN d ELSE ({LOG2} - 4) * 32 + ((d >> ({LOG2} - 5)) & 31) END");
     let (steps, t_out) = if step.is_some() {
         (", (t, r, v, n, x)", "t")
     } else {
         ("", "NULL::bigint")
     };
     format!(
-        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b, {t_out}, count(*), sum(err)::bigint, sum(den)::bigint, \
-         sum(bi)::bigint, sum(bo)::bigint, sum(tok)::bigint, sum(tok) FILTER (WHERE cat)::bigint \
-         FROM (SELECT {key} AS k, p.r, p.v, p.n, p.x, {bucket} AS b, {t} AS t, \
-           (COALESCE(status, 0) >= 400 OR rpc_error IS NOT NULL)::int AS err, \
-           (decision IS NOT DISTINCT FROM 'deny')::int AS den, COALESCE(bytes_in, 0) AS bi, \
-           COALESCE(bytes_out, 0) AS bo, COALESCE(tokens, 0) AS tok, COALESCE(catalog, false) AS cat \
-           FROM audit_records \
-           CROSS JOIN LATERAL (SELECT {pricing}) AS p (r, v, n, x) \
-           CROSS JOIN LATERAL (SELECT GREATEST(COALESCE(duration_us, 0), 0) AS d) AS dd \
-           CROSS JOIN LATERAL (SELECT floor(ln(GREATEST(d, 1)::float8) / ln(2::float8))::int AS e0) AS l \
-           WHERE {conds}) AS c \
+        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, {t_out}, count(*), sum(failed::int)::bigint, \
+         sum(denied::int)::bigint, sum(bytes_in)::bigint, sum(bytes_out)::bigint, sum(tokens)::bigint, \
+         sum(tokens) FILTER (WHERE catalog)::bigint \
+         FROM (SELECT {key} AS k, {pricing}, bucket AS b, {t} AS t, failed, denied, bytes_in, bytes_out, tokens, \
+           catalog FROM audit_usage WHERE {conds}) AS c (k, r, v, n, x, b, t, failed, denied, bytes_in, bytes_out, \
+           tokens, catalog) \
          GROUP BY GROUPING SETS ((k, r, v, n, x), (k, b){steps})",
         key = key_sql(by),
         conds = window.conds,
@@ -258,7 +250,7 @@ async fn durations(
     let none = keys.iter().any(|k| k.is_none());
     let at = window.bounds.len();
     let sql = format!(
-        "SELECT k, d FROM (SELECT {key} AS k, GREATEST(COALESCE(duration_us, 0), 0) AS d FROM audit_records \
+        "SELECT k, d FROM (SELECT {key} AS k, duration_us AS d FROM audit_usage \
          WHERE {conds}) AS c WHERE k = ANY(${}) OR (k IS NULL AND ${})",
         at + 1,
         at + 2,
@@ -313,8 +305,8 @@ mod tests {
             sql.contains("GROUPING SETS ((k, r, v, n, x), (k, b), (t, r, v, n, x))"),
             "{sql}"
         );
-        assert!(sql.contains("exposed_name"));
+        assert!(sql.contains("exposed_name") && sql.contains("FROM audit_usage"));
         let plain = scan_sql(GroupBy::Team, false, None, &Window::of(&q));
-        assert!(!plain.contains("jsonb") && plain.ends_with("(k, b))"), "{plain}");
+        assert!(!plain.contains("exposed_name") && plain.ends_with("(k, b))"), "{plain}");
     }
 }

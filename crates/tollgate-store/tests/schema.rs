@@ -36,7 +36,7 @@ async fn an_empty_database_is_migrated_once_and_then_current() {
         .await;
     assert_eq!(
         tables,
-        "audit_checkpoints,audit_records,audit_shipping,catalog_approvals,schema_migrations"
+        "audit_checkpoints,audit_records,audit_shipping,audit_usage,catalog_approvals,schema_migrations"
     );
     let partitioned = pg
         .psql("SELECT relkind FROM pg_class WHERE relname = 'audit_records'")

@@ -1,7 +1,8 @@
 //! Audit shipping against a real PostgreSQL, with records written by the
 //! real audit sink: every line arrives once, a store outage loses nothing
 //! (the files are the buffer), a lost position re-ships without
-//! duplicates, and a rewritten or truncated file is refused.
+//! duplicates, a rewritten or truncated file is refused, and the usage
+//! rows the upgrade computes equal those shipping writes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -57,7 +58,12 @@ async fn write(handle: &AuditHandle, from: u64, n: u64) {
         r.name = Some("create_issue".into());
         r.tokens = 100;
         r.bytes_out = 350;
-        r.status = Some(200);
+        r.status = Some(if i % 10 == 9 { 502 } else { 200 });
+        r.duration_us = i * 997;
+        if i % 4 == 0 {
+            r.virtual_server = Some("tools".into());
+            r.exposed_name = Some("issue".into());
+        }
         assert_eq!(handle.record(r), Recorded::Queued);
     }
     handle.flush().await.unwrap();
@@ -130,10 +136,17 @@ async fn every_line_arrives_once_across_a_store_outage() {
     let calls = pg
         .psql(
             "SELECT count(*) FROM audit_records WHERE kind = 'call' AND subject = 'alice' \
-             AND issuer = 'https://sso.example.com' AND team = 'payments' AND tokens = 100 AND status = 200",
+             AND issuer = 'https://sso.example.com' AND team = 'payments' AND tokens = 100 AND status IS NOT NULL",
         )
         .await;
     assert_eq!(calls, "510");
+    let usage = pg
+        .psql(
+            "SELECT count(*), sum(failed::int), count(exposed_name) FROM audit_usage \
+             WHERE subject = 'alice' AND team = 'payments' AND tokens = 100",
+        )
+        .await;
+    assert_eq!(usage, "510|51|128", "a usage row per call, shipped with it");
     let files = tollgate_audit::trail_files(&[dir.path().to_owned()]).unwrap().len();
     let seals = pg
         .psql("SELECT count(*) FROM audit_records WHERE kind = 'seal' AND route IS NULL")
@@ -147,6 +160,47 @@ async fn every_line_arrives_once_across_a_store_outage() {
         .psql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'audit_records'::regclass")
         .await;
     assert_eq!(partitions, "1", "one month, one partition");
+    let usage_partitions = pg
+        .psql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'audit_usage'::regclass")
+        .await;
+    assert_eq!(usage_partitions, "1");
+}
+
+/// The usage rows as text, in order, to compare.
+async fn usage_rows(pg: &PostgresServer) -> String {
+    pg.psql("SELECT string_agg(u::text, ';' ORDER BY file, line_no) FROM audit_usage u")
+        .await
+}
+
+#[tokio::test]
+async fn upgrading_fills_the_usage_table_as_shipping_does() {
+    let pg = PostgresServer::start().await;
+    let store = migrated(&pg).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = sink(dir.path());
+    write(&handle, 0, 300).await;
+    worker.close().await.unwrap();
+    Shipper::new(store.clone(), ShipSettings::new("r1", dir.path()))
+        .pass()
+        .await
+        .unwrap();
+    let shipped = usage_rows(&pg).await;
+    assert_eq!(shipped.matches(';').count(), 299);
+
+    // The store as schema version 1 left it, then upgraded.
+    pg.psql(
+        "DROP TABLE audit_usage; DELETE FROM schema_migrations WHERE version = 2; \
+         CREATE INDEX audit_records_team ON audit_records (team, time) \
+         INCLUDE (tokens, bytes_in, bytes_out, duration_us) WHERE team IS NOT NULL",
+    )
+    .await;
+    let applied = store.migrate().await.unwrap();
+    assert_eq!(applied.iter().map(|m| m.version).collect::<Vec<_>>(), [2]);
+    assert_eq!(
+        usage_rows(&pg).await,
+        shipped,
+        "the migration computes what the shipper does"
+    );
 }
 
 #[tokio::test]
@@ -170,6 +224,7 @@ async fn a_lost_position_reships_without_duplicates() {
     let mut third = Shipper::new(store, ShipSettings::new("r1", dir.path()));
     assert_eq!(third.pass().await.unwrap().lines, shipped);
     assert_eq!(stored(&pg).await, trail(dir.path()));
+    assert_eq!(pg.psql("SELECT count(*) FROM audit_usage").await, "100");
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
-//! The monthly partitions of `audit_records`: created on demand, before
-//! the first line of a month is shipped, under an advisory lock so that
+//! The monthly partitions of `audit_records` and `audit_usage`: created
+//! together on demand, before the first line of a month is shipped, under an advisory lock so that
 //! replicas crossing into a new month together create it once.
 
 use std::time::SystemTime;
@@ -41,9 +41,9 @@ impl Month {
         }
     }
 
-    /// `audit_records_2026_09`.
-    pub(crate) fn table(self) -> String {
-        format!("audit_records_{:04}_{:02}", self.year, self.month)
+    /// `{parent}_2026_09`: `audit_records_2026_09`.
+    fn table_of(self, parent: &str) -> String {
+        format!("{parent}_{:04}_{:02}", self.year, self.month)
     }
 
     fn start(self) -> String {
@@ -54,7 +54,10 @@ impl Month {
 /// Same number as the migrations' lock would do, but distinct from it.
 const PARTITION_LOCK: i64 = 0x746f_6c6c_7061_7274; // "tollpart"
 
-/// Create the partition of `month` unless it exists.
+/// The partitioned tables, each with a partition per month.
+const PARENTS: [&str; 2] = ["audit_records", "audit_usage"];
+
+/// Create the partitions of `month` unless they exist.
 pub(crate) async fn ensure(client: &mut deadpool_postgres::Object, month: Month) -> Result<()> {
     let tx = client
         .transaction()
@@ -64,15 +67,17 @@ pub(crate) async fn ensure(client: &mut deadpool_postgres::Object, month: Month)
         .await
         .map_err(StoreError::db("creating a month's partition"))?;
     // Names and bounds are made here from numbers, never from input.
-    let sql = format!(
-        "CREATE TABLE IF NOT EXISTS {} PARTITION OF audit_records FOR VALUES FROM ('{}') TO ('{}')",
-        month.table(),
-        month.start(),
-        month.next().start()
-    );
-    tx.batch_execute(&sql)
-        .await
-        .map_err(StoreError::db("creating a month's partition"))?;
+    for parent in PARENTS {
+        let sql = format!(
+            "CREATE TABLE IF NOT EXISTS {} PARTITION OF {parent} FOR VALUES FROM ('{}') TO ('{}')",
+            month.table_of(parent),
+            month.start(),
+            month.next().start()
+        );
+        tx.batch_execute(&sql)
+            .await
+            .map_err(StoreError::db("creating a month's partition"))?;
+    }
     tx.commit()
         .await
         .map_err(StoreError::db("creating a month's partition"))
@@ -86,9 +91,13 @@ mod tests {
     fn months_name_their_table_and_bounds_across_a_year() {
         let t: jiff::Timestamp = "2026-12-31T23:59:59.999999Z".parse().unwrap();
         let m = Month::of(SystemTime::from(t));
-        assert_eq!(m.table(), "audit_records_2026_12");
+        assert_eq!(m.table_of("audit_records"), "audit_records_2026_12");
         assert_eq!(m.start(), "2026-12-01 00:00:00+00");
         assert_eq!(m.next().start(), "2027-01-01 00:00:00+00");
-        assert_eq!(Month::of(SystemTime::UNIX_EPOCH).table(), "audit_records_1970_01");
+        assert_eq!(
+            Month::of(SystemTime::UNIX_EPOCH).table_of("audit_records"),
+            "audit_records_1970_01"
+        );
+        assert_eq!(m.table_of("audit_usage"), "audit_usage_2026_12");
     }
 }

@@ -36,6 +36,8 @@ struct Fields<'a> {
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    exposed_name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     decision: Option<Decision<'a>>,
     #[serde(default)]
     status: Option<i32>,
@@ -91,6 +93,10 @@ pub(crate) struct Columns {
     /// [`INT_COLUMNS`] order.
     pub(crate) ints: [Vec<Option<i64>>; 5],
     pub(crate) catalog: Vec<Option<bool>>,
+    /// For `audit_usage`: the name a virtual server exposed the tool as
+    /// (only through one), and the duration's histogram bucket.
+    pub(crate) exposed_name: Vec<Option<String>>,
+    pub(crate) bucket: Vec<i16>,
 }
 
 /// The optional text columns, in [`Columns::text`] order.
@@ -160,6 +166,11 @@ impl Columns {
         }
         self.status.push(f.status.filter(|_| call));
         self.catalog.push(f.catalog.filter(|_| call));
+        let exposed = f.exposed_name.filter(|_| f.virtual_server.is_some());
+        self.exposed_name.push(own(&exposed));
+        let d = f.duration_us.filter(|_| call).unwrap_or(0).max(0).unsigned_abs();
+        self.bucket
+            .push(i16::try_from(tollgate_meter::duration_bucket(d)).unwrap_or(i16::MAX));
         time
     }
 }
@@ -196,5 +207,13 @@ mod tests {
         assert_eq!(c.ints[3], [Some(100), None, None]);
         assert_eq!(c.status, [Some(200), None, None]);
         assert_eq!(c.line[1], seal);
+        assert_eq!(
+            c.bucket[0],
+            i16::try_from(tollgate_meter::duration_bucket(1500)).unwrap()
+        );
+        assert_eq!(
+            c.exposed_name[0], None,
+            "exposed names count only through a virtual server"
+        );
     }
 }

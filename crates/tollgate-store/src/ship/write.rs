@@ -1,5 +1,5 @@
-//! Writing a batch: its lines and the file's new position in one
-//! transaction, so that what is shipped and where shipping resumes never
+//! Writing a batch: its lines, the usage rows of its complete calls and
+//! the file's new position in one transaction, so that what is shipped and where shipping resumes never
 //! disagree. Lines already there (a batch shipped before a lost commit
 //! acknowledgement) are skipped by `ON CONFLICT DO NOTHING`, after checking
 //! that they carry the same hash.
@@ -40,7 +40,17 @@ pub(crate) async fn positions(client: &deadpool_postgres::Object, replica: &str)
         .collect())
 }
 
-/// `INSERT … SELECT $1, $2, unnest(…) … RETURNING line_no`.
+/// The columns of `audit_usage` selected from a batch's rows (`u`):
+/// complete calls only, their values ready to sum.
+const USAGE_INSERT: &str = "INSERT INTO audit_usage SELECT time, replica, file, line_no, team, \
+     cost_center, subject, trace_id, route, virtual_server, name, exposed_name, method, COALESCE(catalog, false), \
+     COALESCE(status, 0) >= 400 OR rpc_error IS NOT NULL, decision IS NOT DISTINCT FROM 'deny', \
+     COALESCE(tokens, 0), COALESCE(bytes_in, 0), COALESCE(bytes_out, 0), GREATEST(COALESCE(duration_us, 0), 0), \
+     bucket FROM u WHERE kind = 'call' AND (phase IS NULL OR phase = 'complete') ON CONFLICT DO NOTHING";
+
+/// The batch as rows `u` (`unnest(…)` of its columns), inserted into
+/// `audit_records` (`RETURNING line_no`: those not there before) and its
+/// complete calls into `audit_usage`, in one statement.
 fn insert_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
@@ -54,16 +64,21 @@ fn insert_sql() -> &'static str {
         types.extend(["bigint"; 5]);
         names.push("catalog");
         types.push("boolean");
+        let records = names.join(", ");
+        names.extend(["exposed_name", "bucket"]);
+        types.extend(["text", "smallint"]);
         let arrays: Vec<String> = types
             .iter()
             .enumerate()
             .map(|(i, t)| format!("${}::{t}[]", i + 3))
             .collect();
         format!(
-            "INSERT INTO audit_records (replica, file, {}) SELECT $1, $2, u.* FROM unnest({}) AS u \
-             ON CONFLICT DO NOTHING RETURNING line_no",
+            "WITH u AS (SELECT $1::text AS replica, $2::text AS file, u.* FROM unnest({}) AS u ({})), \
+             r AS (INSERT INTO audit_records (replica, file, {records}) SELECT replica, file, {records} FROM u \
+             ON CONFLICT DO NOTHING RETURNING line_no), \
+             c AS ({USAGE_INSERT}) SELECT line_no FROM r",
+            arrays.join(", "),
             names.join(", "),
-            arrays.join(", ")
         )
     })
 }
@@ -83,10 +98,37 @@ pub(crate) async fn write_batch(
         .map_err(StoreError::db("starting a shipping batch"))?;
     let t = &c.text;
     let i = &c.ints;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 28] = [
-        &replica, &file, &c.line_no, &c.time, &c.seq, &c.kind, &c.hash, &c.line, &t[0], &t[1], &t[2], &t[3], &t[4],
-        &t[5], &t[6], &t[7], &t[8], &t[9], &t[10], &t[11], &t[12], &c.status, &i[0], &i[1], &i[2], &i[3], &i[4],
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 30] = [
+        &replica,
+        &file,
+        &c.line_no,
+        &c.time,
+        &c.seq,
+        &c.kind,
+        &c.hash,
+        &c.line,
+        &t[0],
+        &t[1],
+        &t[2],
+        &t[3],
+        &t[4],
+        &t[5],
+        &t[6],
+        &t[7],
+        &t[8],
+        &t[9],
+        &t[10],
+        &t[11],
+        &t[12],
+        &c.status,
+        &i[0],
+        &i[1],
+        &i[2],
+        &i[3],
+        &i[4],
         &c.catalog,
+        &c.exposed_name,
+        &c.bucket,
     ];
     let inserted = tx
         .query(insert_sql(), &params)
