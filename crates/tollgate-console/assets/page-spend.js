@@ -130,7 +130,7 @@
 
       const series = data.series || [];
       chart.set(series.map((p) => p.t), [series.map((p) => p.tokens), series.map((p) => p.catalog_tokens)]);
-      const peak = series.reduce((best, p) => (best && best.tokens >= p.tokens ? best : p), null);
+      const peak = series.reduce((best, p) => (p.tokens > 0 && !(best && best.tokens >= p.tokens) ? p : best), null);
       chartSummary.textContent = peak
         ? `${series.length} intervals; the busiest began ${T.fmt.time(peak.t)} with ${T.fmt.int(peak.tokens)} tokens (${T.fmt.int(peak.catalog_tokens)} catalog).`
         : 'No tokens in this period.';

@@ -62,7 +62,8 @@ struct Day {
 }
 
 /// The report over `since..until`, and its series (hourly for a day or
-/// less, else daily).
+/// less, else daily) with a point for every interval of the period, so
+/// the chart spans the whole period however little of it had calls.
 async fn report(
     s: &Arc<Shared>,
     by: GroupBy,
@@ -73,6 +74,40 @@ async fn report(
     } else {
         86_400
     };
+    let (report, series) = report_points(s, by, (since, until), step).await?;
+    Ok((report, spanned(series, (secs(since), secs(until)), step)))
+}
+
+/// Most points a series is filled to (a window asked for by a script
+/// may be years long).
+const MAX_POINTS: u64 = 2000;
+
+/// `series` with a zero point for each interval from `since` to `until`
+/// that had no calls.
+fn spanned(series: Vec<Value>, (since, until): (u64, u64), step: u64) -> Vec<Value> {
+    if until.saturating_sub(since) / step > MAX_POINTS {
+        return series;
+    }
+    let mut had: std::collections::BTreeMap<u64, Value> =
+        series.into_iter().filter_map(|p| Some((p["t"].as_u64()?, p))).collect();
+    let first = since / step * step;
+    let mut t = first;
+    while t < until.max(first + 1) {
+        had.entry(t)
+            .or_insert_with(|| json!({"t": t, "tokens": 0, "catalog_tokens": 0, "cost": 0.0}));
+        t += step;
+    }
+    had.into_values().collect()
+}
+
+/// The report over `since..until` and the intervals of `step` seconds
+/// that had calls.
+async fn report_points(
+    s: &Arc<Shared>,
+    by: GroupBy,
+    (since, until): (SystemTime, SystemTime),
+    step: u64,
+) -> Result<(UsageReport, Vec<Value>), ConsoleError> {
     if let Some(store) = s.backend.store() {
         return fleet::spend(&store, &s.backend.report_settings(), by, (since, until), step).await;
     }
