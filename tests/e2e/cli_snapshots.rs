@@ -131,7 +131,7 @@ async fn audit_query_prints_the_same_calls_in_every_format() {
         let out = run(&["audit", "query", dir, "--format", format]).await;
         snapshot(&format!("audit_query_{format}"), trail.path(), &out);
     }
-    let out = run(&[
+    let newest = [
         "audit",
         "query",
         dir,
@@ -140,9 +140,12 @@ async fn audit_query_prints_the_same_calls_in_every_format() {
         "--newest-first",
         "--limit",
         "2",
-    ])
-    .await;
+    ];
+    let out = run(&newest).await;
     snapshot("audit_query_newest_first", trail.path(), &out);
+    // With an index, newest first is read from the index's end: the same.
+    assert!(run(&["audit", "index", dir]).await.ends_with("[exit 0]\n"));
+    assert_eq!(run(&newest).await, out);
     let out = run(&["audit", "query", dir, "--decision", "deny", "--format", "csv"]).await;
     snapshot("audit_query_denied_csv", trail.path(), &out);
 }

@@ -90,6 +90,16 @@ fn every_filter_returns_the_lines_a_scan_returns_after_incremental_updates() {
     for filter in filters() {
         let want = scan(dir.path(), filter.clone());
         assert_eq!(indexed(&index, filter.clone()), want, "{filter:?}");
+        let newest: Vec<String> = index
+            .query_newest(filter.clone())
+            .unwrap()
+            .map(|e| e.unwrap().raw)
+            .collect();
+        assert_eq!(
+            newest,
+            want.iter().rev().cloned().collect::<Vec<_>>(),
+            "newest first: {filter:?}"
+        );
     }
     assert!(
         !scan(dir.path(), filters()[2].clone()).is_empty(),

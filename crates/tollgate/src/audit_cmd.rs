@@ -261,6 +261,19 @@ fn query(args: &QueryArgs) -> Result<(), Stop> {
         return render_query(fleet.records(filter)?, format, store_stop);
     }
     match args.source.open(&args.paths).map_err(Stop::Run)? {
+        // The index reads newest first from its end, so the newest few of
+        // a long trail cost no more than the oldest few.
+        Some(index) if args.newest_first => render_query(
+            index.query_newest(filter).map_err(|e| Stop::Run(e.into()))?,
+            (
+                format.0,
+                Selection {
+                    newest_first: false,
+                    ..format.1
+                },
+            ),
+            query_stop,
+        ),
         Some(index) => render_query(
             index.query(filter).map_err(|e| Stop::Run(e.into()))?,
             format,
