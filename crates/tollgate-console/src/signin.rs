@@ -75,8 +75,7 @@ pub(crate) async fn login(State(s): State<Arc<Shared>>, Query(q): Query<LoginQue
             pairs.append_pair("login_hint", hint);
         }
     }
-    let sealed = s.jar.seal(cookie::LOGIN, &login).ok_or_else(fail)?;
-    let set = s.jar.set(cookie::LOGIN, &sealed, LOGIN_TTL, false);
+    let set = s.jar.set(cookie::LOGIN, &login, LOGIN_TTL, false).ok_or_else(fail)?;
     Ok(([(SET_COOKIE, set)], Redirect::to(url.as_str())).into_response())
 }
 
@@ -114,18 +113,12 @@ pub(crate) async fn callback(
         csrf,
         exp: unix_now() + s.settings.session_ttl,
     };
-    let sealed = s
+    let set = s
         .jar
-        .seal(cookie::SESSION, &session)
+        .set(cookie::SESSION, &session, s.settings.session_ttl, true)
         .ok_or_else(|| ConsoleError::SignIn("cannot seal the session".into()))?;
     tracing::info!(subject = %session.sub, roles = ?session.roles, "console sign-in");
-    let cookies = AppendHeaders([
-        (
-            SET_COOKIE,
-            s.jar.set(cookie::SESSION, &sealed, s.settings.session_ttl, true),
-        ),
-        (SET_COOKIE, s.jar.clear(cookie::LOGIN)),
-    ]);
+    let cookies = AppendHeaders([(SET_COOKIE, set), (SET_COOKIE, s.jar.clear(cookie::LOGIN))]);
     // A page of our own rather than a redirect: the browser then sends the
     // SameSite=Strict cookie on the next, same-site navigation.
     Ok((
