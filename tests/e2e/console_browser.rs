@@ -22,6 +22,8 @@
 
 #[path = "console_browser/browser.rs"]
 mod browser;
+#[path = "console_browser/second.rs"]
+mod second;
 #[path = "console_browser/trail.rs"]
 mod trail;
 
@@ -36,6 +38,7 @@ use tollgate_e2e::children::{ChildGateway, ts_plan_client};
 use tollgate_e2e::{Demo, demo_lock_without, policy_dir};
 
 use browser::{browse, screenshot_dir};
+use second::{POISONED_TOOL, SECOND, VIRTUAL, poisoned_upstream};
 use trail::{answers, entries, entry_of, reference, settled, usage};
 
 /// The route in front of the demo server.
@@ -75,7 +78,7 @@ permit (principal, action in [Tollgate::Action::"get_prompt", Tollgate::Action::
 "#;
 
 /// The gateway's configuration (without `[listen]`).
-fn config(demo: &Demo, policies: &Path, lock: &Path) -> String {
+fn config(demo: &Demo, second: &str, policies: &Path, lock: &Path) -> String {
     format!(
         r#"{console}
 [policy]
@@ -100,7 +103,7 @@ name = "{ROUTE}"
 url = "{url}"
 auth = {{ scopes = ["mcp:tools"] }}
 audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_arguments = true, capture_results = true }}
-"#,
+{second}"#,
         console = tollgate_e2e::CONSOLE,
         policies = policies.display(),
         lock = lock.display(),
@@ -108,6 +111,7 @@ audit = {{ server_version = "0.1.0", approved_by = "{SERVER_APPROVAL}", capture_
         budget = BUDGET.0,
         team = BUDGET.1,
         tokens = BUDGET.2,
+        second = second::tables(ROUTE, second),
     )
 }
 
@@ -285,11 +289,12 @@ async fn the_console_in_a_real_browser() {
     let begun = Instant::now();
     let phase = |what: &str| println!("{:>5.1} s  {what}", begun.elapsed().as_secs_f64());
     let demo = Demo::spawn().await;
+    let cat = poisoned_upstream().await;
     let policies = policy_dir(POLICIES);
     let work = tempfile::tempdir().unwrap();
     let lock = work.path().join("catalog.lock");
     std::fs::write(&lock, demo_lock_without(&[QUARANTINED_TOOL, QUARANTINED_PROMPT])).unwrap();
-    let gw = ChildGateway::spawn(&config(&demo, policies.path(), &lock)).await;
+    let gw = ChildGateway::spawn(&config(&demo, &cat.url, policies.path(), &lock)).await;
     let dir = gw.audit_dir();
     let mcp = gw.url(ROUTE);
     phase("gateway serving");
@@ -363,7 +368,10 @@ async fn the_console_in_a_real_browser() {
             "server": ROUTE,
             "tool": QUARANTINED_TOOL,
             "prompt": QUARANTINED_PROMPT,
+            "described": {"tool": "add", "description": "Adds two integers and returns the sum.", "schema": "The first addend."},
+            "poisoned": {"server": SECOND, "tool": POISONED_TOOL},
         },
+        "upstreams": {"server": ROUTE, "collision": {"virtual": VIRTUAL, "name": POISONED_TOOL, "members": [ROUTE, SECOND]}},
         "spend": {
             "since": since,
             "until": until,

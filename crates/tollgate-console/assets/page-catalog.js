@@ -2,7 +2,9 @@
 // Approved entries match the lock; quarantined and blocked ones changed or
 // appeared since and wait for an approver; findings are the poisoning
 // checks' warnings about a definition (instructions hidden in a tool
-// description, for instance) and are shown beside the entry they concern.
+// description, for instance) and are shown whole beside the entry they
+// concern: severity, check, reason and the offending excerpt with its span.
+// Each entry opens to its live description and input schema.
 'use strict';
 
 (function (T) {
@@ -11,12 +13,38 @@
   const APPROVABLE = ['quarantined', 'blocked'];
   const MODE_KIND = { enforce: 'ok', observe: 'warn', off: 'plain' };
 
+  const SEVERITY_KIND = { high: 'bad', medium: 'warn', info: 'plain' };
+
+  // One poisoning finding, whole: how much it matters, which check fired,
+  // why, and the offending text with where it is in the definition.
   function finding(f) {
-    return el('div', { class: 'finding', testid: 'finding', role: 'note', data: { check: f.check, kind: f.kind, key: f.key } },
-      el('strong', {}, `Warning: ${f.check || 'finding'}`),
+    const span = Array.isArray(f.span) ? ` [${f.span[0]}..${f.span[1]}]` : '';
+    return el('div', {
+      class: 'finding', testid: 'finding', role: 'note',
+      data: { check: f.check, severity: f.severity, kind: f.kind, key: f.key },
+    },
+    el('p', {},
+      T.badge(f.severity || 'finding', SEVERITY_KIND[f.severity]), ' ',
+      el('strong', { data: { field: 'check' } }, f.check || 'finding'),
       ' in ', el('code', {}, `${f.kind || ''} ${f.key || ''}`.trim()),
-      f.field ? [' field ', el('code', {}, f.field)] : null,
-      f.excerpt ? el('pre', { class: 'excerpt' }, f.excerpt) : null);
+      f.field ? [' at ', el('code', { data: { field: 'where' } }, `${f.field}${span}`)] : null),
+    f.reason ? el('p', { data: { field: 'reason' } }, f.reason) : null,
+    f.excerpt ? el('pre', { class: 'excerpt', tabindex: '0', data: { field: 'excerpt' } }, f.excerpt) : null);
+  }
+
+  // What an approval lets through: the live definition's description and
+  // input schema (a prompt's arguments).
+  function definition(e) {
+    if (e.description === undefined && e.schema === undefined) return null;
+    return el('details', { class: 'definition', testid: 'definition', data: { kind: e.kind, name: e.name } },
+      el('summary', {}, 'Description and schema'),
+      el('h4', {}, 'Description'),
+      e.description ? el('p', { class: 'description', data: { field: 'description' } }, e.description)
+        : el('p', { class: 'muted' }, 'No description.'),
+      el('h4', {}, e.kind === 'prompt' ? 'Arguments' : 'Input schema'),
+      e.schema !== null && e.schema !== undefined
+        ? el('pre', { class: 'json', tabindex: '0', data: { field: 'schema' } }, JSON.stringify(e.schema, null, 2))
+        : el('p', { class: 'muted' }, 'None.'));
   }
 
   const json = (summary, value) => el('details', { class: 'definition' },
@@ -77,7 +105,7 @@
         { label: 'Kind', value: (e) => T.value(e.kind) },
         {
           label: 'Name',
-          value: (e) => [el('code', {}, e.name),
+          value: (e) => [el('code', {}, e.name), definition(e),
             findings.filter((f) => f.kind === e.kind && f.key === e.name).map(finding)],
         },
         { label: 'Live revision', value: (e) => T.revision(e.live_revision) },

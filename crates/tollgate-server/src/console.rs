@@ -58,6 +58,23 @@ fn route_named(g: &Generation, name: &str) -> Result<Arc<Route>, String> {
         .ok_or_else(|| format!("no server {name:?}"))
 }
 
+/// Each listed entry of a server's catalog with its live definition's
+/// description and input schema (a prompt's arguments), so that a
+/// reviewer reads what an approval lets through.
+fn with_definitions(server: &mut Value, snapshot: &tollgate_catalog::Snapshot) {
+    for state in ["approved", "quarantined", "blocked", "unlisted"] {
+        for entry in server[state].as_array_mut().into_iter().flatten() {
+            let kind = entry["kind"].as_str().and_then(|k| kind_of(k).ok());
+            let Some(d) = kind.and_then(|k| snapshot.get(k, entry["name"].as_str().unwrap_or_default())) else {
+                continue;
+            };
+            let schema = d.body.get("inputSchema").or_else(|| d.body.get("arguments"));
+            entry["description"] = json!(d.description());
+            entry["schema"] = schema.cloned().unwrap_or(Value::Null);
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Backend for ConsoleBackend {
     async fn authenticate(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Arc<Principal>, String> {
@@ -96,9 +113,11 @@ impl Backend for ConsoleBackend {
         let lock = self.approvals.current();
         let mut answer = report::catalog_json(&routes, &lock, &self.lock);
         for route in &routes {
-            let diff = tollgate_catalog::diff(&lock, &route.catalog.snapshot());
+            let snapshot = route.catalog.snapshot();
+            let diff = tollgate_catalog::diff(&lock, &snapshot);
             if let Some(server) = answer["servers"].get_mut(&*route.name) {
                 server["diff"] = serde_json::to_value(&diff).unwrap_or(Value::Null);
+                with_definitions(server, &snapshot);
             }
         }
         answer
