@@ -18,6 +18,7 @@ mod backend;
 mod caller;
 mod cookie;
 mod error;
+mod oidc;
 mod pages;
 mod roles;
 mod settings;
@@ -59,7 +60,6 @@ pub fn router(settings: Settings, backend: Arc<dyn Backend>) -> Result<Router, C
         jar,
         backend,
         http,
-        endpoints: tokio::sync::OnceCell::new(),
         update_lock: std::sync::Mutex::new(()),
     });
     let mut router = Router::new()

@@ -1,29 +1,28 @@
-//! Sign-in: the OAuth 2.1 authorization code grant with PKCE (S256), the
-//! console as a confidential client. `/console/login` sends the browser to
-//! the identity provider with a state and a code challenge kept in a
-//! sealed cookie; `/console/callback` checks the state, redeems the code
-//! at the token endpoint, verifies the access token as a console token
+//! Sign-in: the OpenID Connect authorization code flow with PKCE (S256),
+//! the console as a confidential client ([`crate::oidc`]).
+//! `/console/login` sends the browser to the identity provider with a
+//! state, a nonce and a code challenge kept in a sealed cookie;
+//! `/console/callback` checks the state, redeems the code at the token
+//! endpoint (checking the ID token when one comes back), verifies the
+//! access token as a console token
 //! (the console issuer's, for the console's audience: [`crate::caller`]),
 //! maps its groups to roles and sets the session cookie. `/console/logout`
 //! clears it.
 
 use std::sync::Arc;
 
-use aws_lc_rs::digest;
 use axum::Form;
 use axum::extract::{Query, State};
 use axum::response::{AppendHeaders, Html, IntoResponse, Redirect, Response};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderMap;
 use http::header::SET_COOKIE;
 use serde::{Deserialize, Serialize};
-use url::Url;
 
 use crate::caller::{Caller, Session, verify_token};
 use crate::cookie::{self, random_token, unix_now};
 use crate::error::ConsoleError;
-use crate::state::{Endpoints, Shared};
+use crate::oidc;
+use crate::state::Shared;
 
 /// How long a sign-in may take at the identity provider.
 const LOGIN_TTL: u64 = 600;
@@ -31,6 +30,7 @@ const LOGIN_TTL: u64 = 600;
 #[derive(Debug, Serialize, Deserialize)]
 struct LoginState {
     state: String,
+    nonce: String,
     verifier: String,
     exp: u64,
 }
@@ -50,33 +50,18 @@ pub(crate) struct CallbackQuery {
 
 /// `GET /console/login`: off to the identity provider.
 pub(crate) async fn login(State(s): State<Arc<Shared>>, Query(q): Query<LoginQuery>) -> Result<Response, ConsoleError> {
-    let endpoints = endpoints(&s).await?;
-    let fail = || ConsoleError::SignIn("no randomness".into());
+    let started = oidc::start(&s.settings, &s.http, q.login_hint.as_deref()).await?;
     let login = LoginState {
-        state: random_token(24).ok_or_else(fail)?,
-        verifier: random_token(48).ok_or_else(fail)?,
+        state: started.state,
+        nonce: started.nonce,
+        verifier: started.verifier,
         exp: unix_now() + LOGIN_TTL,
     };
-    let challenge = URL_SAFE_NO_PAD.encode(digest::digest(&digest::SHA256, login.verifier.as_bytes()));
-    let settings = &s.settings;
-    let mut url = endpoints.authorization;
-    {
-        let mut pairs = url.query_pairs_mut();
-        pairs
-            .append_pair("response_type", "code")
-            .append_pair("client_id", &settings.client_id)
-            .append_pair("redirect_uri", &settings.redirect_uri())
-            .append_pair("scope", &settings.scopes.join(" "))
-            .append_pair("state", &login.state)
-            .append_pair("code_challenge", &challenge)
-            .append_pair("code_challenge_method", "S256")
-            .append_pair("resource", &settings.url);
-        if let Some(hint) = &q.login_hint {
-            pairs.append_pair("login_hint", hint);
-        }
-    }
-    let set = s.jar.set(cookie::LOGIN, &login, LOGIN_TTL, false).ok_or_else(fail)?;
-    Ok(([(SET_COOKIE, set)], Redirect::to(url.as_str())).into_response())
+    let set = s
+        .jar
+        .set(cookie::LOGIN, &login, LOGIN_TTL, false)
+        .ok_or_else(|| ConsoleError::SignIn("cannot seal the sign-in state".into()))?;
+    Ok(([(SET_COOKIE, set)], Redirect::to(started.url.as_str())).into_response())
 }
 
 /// `GET /console/callback`: redeem the code, start the session.
@@ -100,7 +85,7 @@ pub(crate) async fn callback(
         return Err(ConsoleError::SignIn("the state does not match this sign-in".into()));
     }
     let code = q.code.ok_or_else(|| ConsoleError::SignIn("no code".into()))?;
-    let token = redeem(&s, &code, &login.verifier).await?;
+    let token = oidc::redeem(&s.settings, &s.http, &code, &login.verifier, &login.nonce).await?;
     let principal = verify_token(&s, &token).await.map_err(ConsoleError::TokenRefused)?;
     let csrf = random_token(24).ok_or_else(|| ConsoleError::SignIn("no randomness".into()))?;
     let caller = Caller::from_principal(&s, &principal, Some(csrf.clone())).ok_or(ConsoleError::Forbidden("viewer"))?;
@@ -164,89 +149,4 @@ fn continue_page(title: &str, href: &str, link: &str, refresh: bool) -> String {
          {refresh}<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/console/assets/console.css\">\
          </head><body><main><h1>{title}</h1><p><a href=\"{href}\">{link}</a></p></main></body></html>"
     )
-}
-
-#[derive(Debug, Deserialize)]
-struct TokenAnswer {
-    access_token: String,
-}
-
-/// Redeem `code` at the token endpoint (client authentication: HTTP Basic).
-async fn redeem(s: &Shared, code: &str, verifier: &str) -> Result<String, ConsoleError> {
-    let endpoints = endpoints(s).await?;
-    let settings = &s.settings;
-    let redirect = settings.redirect_uri();
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("code", code),
-        ("redirect_uri", &redirect),
-        ("code_verifier", verifier),
-        ("client_id", &settings.client_id),
-        ("resource", &settings.url),
-    ];
-    let mut request = s.http.post(endpoints.token).form(&form);
-    if let Some(secret) = &settings.client_secret {
-        request = request.basic_auth(&settings.client_id, Some(String::from_utf8_lossy(secret)));
-    }
-    let answer = request
-        .send()
-        .await
-        .map_err(|e| ConsoleError::SignIn(format!("token endpoint: {e}")))?;
-    let status = answer.status();
-    let body = answer
-        .text()
-        .await
-        .map_err(|e| ConsoleError::SignIn(format!("token endpoint: {e}")))?;
-    if !status.is_success() {
-        return Err(ConsoleError::SignIn(format!(
-            "token endpoint answered {status}: {body}"
-        )));
-    }
-    serde_json::from_str::<TokenAnswer>(&body)
-        .map(|t| t.access_token)
-        .map_err(|e| ConsoleError::SignIn(format!("token endpoint: {e}")))
-}
-
-#[derive(Debug, Deserialize)]
-struct Discovery {
-    authorization_endpoint: Url,
-    token_endpoint: Url,
-}
-
-/// The configured endpoints, else the issuer's discovery document's.
-async fn endpoints(s: &Shared) -> Result<Endpoints, ConsoleError> {
-    let settings = &s.settings;
-    let found = s
-        .endpoints
-        .get_or_try_init(|| async {
-            if let (Some(a), Some(t)) = (&settings.authorization_endpoint, &settings.token_endpoint) {
-                return Ok(Endpoints {
-                    authorization: a.clone(),
-                    token: t.clone(),
-                });
-            }
-            let url = format!(
-                "{}/.well-known/openid-configuration",
-                settings.issuer.trim_end_matches('/')
-            );
-            let doc: Discovery = s
-                .http
-                .get(&url)
-                .send()
-                .await
-                .and_then(reqwest::Response::error_for_status)
-                .map_err(|e| ConsoleError::SignIn(format!("discovery at {url}: {e}")))?
-                .json()
-                .await
-                .map_err(|e| ConsoleError::SignIn(format!("discovery at {url}: {e}")))?;
-            Ok::<_, ConsoleError>(Endpoints {
-                authorization: settings
-                    .authorization_endpoint
-                    .clone()
-                    .unwrap_or(doc.authorization_endpoint),
-                token: settings.token_endpoint.clone().unwrap_or(doc.token_endpoint),
-            })
-        })
-        .await?;
-    Ok(found.clone())
 }

@@ -90,6 +90,9 @@ pub(crate) fn router(state: AdminState, dev: Option<&DevIssuer>, signin: bool) -
             "issuer": dev.issuer(),
             "jwks_uri": format!("{base}/jwks.json"),
             "id_token_signing_alg_values_supported": ["ES256"],
+            // Required by OpenID Connect Discovery (the console's client reads them).
+            "response_types_supported": ["code"],
+            "subject_types_supported": ["public"],
         });
         if signin {
             doc["authorization_endpoint"] = format!("{base}/authorize").into();

@@ -106,3 +106,16 @@ async fn the_development_issuer_issues_codes_for_the_console_only() {
         "{location}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_secret_with_reserved_characters_is_form_encoded_for_basic() {
+    // RFC 6749 §2.3.1: id and secret are form-urlencoded before HTTP Basic;
+    // sent raw, the `:` would split the secret and the `%` fail to decode.
+    let dir = tempfile::tempdir().unwrap();
+    let secret_file = dir.path().join("console-secret");
+    std::fs::write(&secret_file, "p%25:ss w+rd/é\n").unwrap();
+    let console = dev_console(&format!("client_secret = {{ file = \"{}\" }}", secret_file.display()));
+    let rig = Rig::start_with(&console, "", "").await;
+    let (signed, _) = rig.callback("alice").await;
+    assert_eq!(signed.status(), StatusCode::OK, "{}", signed.text().await.unwrap());
+}
