@@ -4,7 +4,7 @@
 # a real PostgreSQL started as the tests start it (tests/src/postgres.rs),
 # then one subject's month and a month's spend by team timed on the store
 # (crates/tollgate-store/benches/store.rs). Writes
-# bench/results/<date>-store.md.
+# bench/results/<date>-<rev>-store.md.
 #
 # Usage: bench/store.sh [N]      N records (default 10,000,000)
 #        BENCH_QUICK=1 bench/store.sh   200,000 records, a smoke run
@@ -40,7 +40,7 @@ fi
 command -v pg_ctl >/dev/null || PATH="$PATH:$(ls -d /usr/lib/postgresql/*/bin | tail -1)"
 
 rev="$(git -C "$ROOT" rev-parse --short HEAD)"
-out="$ROOT/bench/results/$(date -u +%F)-store.md"
+out="$ROOT/bench/results/$(date -u +%F)-$rev-store.md"
 say "$records records; files in $dir, the database in ${TMPDIR:-/tmp}"
 cargo bench --locked -p tollgate-store --bench store --no-run 2>&1 | tail -1 >&2
 {

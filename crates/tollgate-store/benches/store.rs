@@ -108,7 +108,7 @@ async fn main() {
         n
     })
     .await;
-    let (search_time, (found, _)) = best_of(3, || async { store.search(&filter, 1000).await.unwrap() }).await;
+    let (search_time, (found, _)) = best_of(3, || async { store.search(&filter, 1000, false).await.unwrap() }).await;
     assert_eq!(found.len(), hits.min(1000));
 
     let prices = Prices::new(

@@ -232,7 +232,9 @@ impl Shipper {
         Ok(progress)
     }
 
-    /// Ship the new lines of one file.
+    /// Ship the new lines of one file. The next batch is read while the
+    /// last one is written, so parsing and hashing in the gateway and
+    /// writing in PostgreSQL overlap.
     async fn ship_file(
         &mut self,
         client: &mut deadpool_postgres::Object,
@@ -240,12 +242,13 @@ impl Shipper {
         newest: bool,
         positions: &mut HashMap<String, Position>,
     ) -> Result<Progress> {
-        let io = |source| StoreError::Io {
-            path: path.to_owned(),
-            source,
-        };
         let name = file_name(path);
-        let size = std::fs::metadata(path).map_err(io)?.len();
+        let size = std::fs::metadata(path)
+            .map_err(|source| StoreError::Io {
+                path: path.to_owned(),
+                source,
+            })?
+            .len();
         let mut at = positions.get(&name).copied().unwrap_or_default();
         if at.bytes > size {
             return Err(StoreError::Shrunk {
@@ -254,9 +257,10 @@ impl Shipper {
             });
         }
         let mut progress = Progress::default();
-        let mut fallback = tollgate_audit::file_opened_at(path).unwrap_or(UNIX_EPOCH);
-        while at.bytes < size {
-            let batch = self.read(path, at, fallback).await?;
+        let fallback = tollgate_audit::file_opened_at(path).unwrap_or(UNIX_EPOCH);
+        let mut next = (at.bytes < size).then(|| self.read(path, at, fallback));
+        while let Some(reading) = next.take() {
+            let batch = joined(reading, path).await?;
             if batch.columns.len() == 0 {
                 // A partial line: being written in the newest file, or a
                 // crash's torn tail in an older one (never completed).
@@ -265,39 +269,51 @@ impl Shipper {
                 }
                 break;
             }
-            for month in batch.columns.time.iter().map(|t| Month::of(*t)) {
-                if self.months.insert(month) {
-                    partition::ensure(client, month).await?;
-                }
-            }
             let to = Position {
                 bytes: at.bytes + batch.bytes,
                 lines: at.lines + batch.columns.len() as u64,
             };
+            if to.bytes < size {
+                next = Some(self.read(path, to, batch.last_time.unwrap_or(fallback)));
+            }
+            self.ensure_months(client, &batch).await?;
             write::write_batch(client, &self.settings.replica, &name, &batch.columns, to).await?;
             positions.insert(name.clone(), to);
             progress.lines += to.lines - at.lines;
             progress.bytes += batch.bytes;
-            fallback = batch.last_time.unwrap_or(fallback);
             at = to;
         }
         Ok(progress)
     }
 
-    /// The next batch of `path` after `at`, read off the async threads.
-    async fn read(&self, path: &Path, at: Position, fallback: SystemTime) -> Result<read::Batch> {
+    /// Create the partitions of the batch's months not seen yet.
+    async fn ensure_months(&mut self, client: &mut deadpool_postgres::Object, batch: &read::Batch) -> Result<()> {
+        for month in batch.columns.time.iter().map(|t| Month::of(*t)) {
+            if self.months.insert(month) {
+                partition::ensure(client, month).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Start reading the next batch of `path` after `at`, off the async
+    /// threads.
+    fn read(&self, path: &Path, at: Position, fallback: SystemTime) -> Reading {
         let (owned, max) = (path.to_owned(), self.settings.batch_lines.max(1));
         tokio::task::spawn_blocking(move || read::read_batch(&owned, at.bytes, at.lines, max, fallback))
-            .await
-            .map_err(|e| StoreError::Io {
-                path: path.to_owned(),
-                source: std::io::Error::other(e),
-            })?
-            .map_err(|source| StoreError::Io {
-                path: path.to_owned(),
-                source,
-            })
     }
+}
+
+/// A batch being read.
+type Reading = tokio::task::JoinHandle<std::io::Result<read::Batch>>;
+
+/// The batch `reading` read from `path`.
+async fn joined(reading: Reading, path: &Path) -> Result<read::Batch> {
+    let io = |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    reading.await.map_err(|e| io(std::io::Error::other(e)))?.map_err(io)
 }
 
 /// How a file is named in the store: its file name (unique per replica).

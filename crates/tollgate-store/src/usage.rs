@@ -137,19 +137,32 @@ fn series(steps: BTreeMap<u64, (SeriesPoint, BTreeMap<u64, u64>)>) -> Vec<Series
         .collect()
 }
 
-/// The sums of a scan row (columns 8 on).
+/// The sums of a scan row (columns 8 on; a byte or token sum as its high
+/// and low parts, see [`split_sum`]).
 fn sums(row: &tokio_postgres::Row) -> UsageSums {
-    let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0).unsigned_abs();
+    let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
+    let split = |i: usize| {
+        let whole = i128::from(n(i)) * (1 << 31) + i128::from(n(i + 1));
+        i64::try_from(whole).unwrap_or(i64::MAX).unsigned_abs()
+    };
     UsageSums {
-        calls: n(8),
-        errors: n(9),
-        denied: n(10),
-        bytes_in: n(11),
-        bytes_out: n(12),
-        tokens: n(13),
-        catalog_tokens: n(14),
+        calls: n(8).unsigned_abs(),
+        errors: n(9).unsigned_abs(),
+        denied: n(10).unsigned_abs(),
+        bytes_in: split(11),
+        bytes_out: split(13),
+        tokens: split(15),
+        catalog_tokens: split(17),
         per_million: 0.0,
     }
+}
+
+/// The exact sum of the bigint `column` as two sums of integers, its bits
+/// above and below the 31st: PostgreSQL sums integers in a plain 64-bit
+/// state, but bigints in a wider one allocated per group, which made the
+/// scan a third slower. `high * 2^31 + low` is the sum.
+fn split_sum(column: &str, filter: &str) -> String {
+    format!("sum(({column} >> 31)::int){filter}, sum(({column} & 2147483647)::int){filter}")
 }
 
 /// The price per million tokens of the calls of a scan row (columns 2 to
@@ -227,13 +240,16 @@ fn scan_sql(by: GroupBy, priced: bool, step: Option<u64>, window: &Window) -> St
         ("", "NULL::bigint")
     };
     format!(
-        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, {t_out}, count(*), sum(failed::int)::bigint, \
-         sum(denied::int)::bigint, sum(bytes_in)::bigint, sum(bytes_out)::bigint, sum(tokens)::bigint, \
-         sum(tokens) FILTER (WHERE catalog)::bigint \
+        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, {t_out}, count(*), sum(failed::int), \
+         sum(denied::int), {}, {}, {}, {} \
          FROM (SELECT {key} AS k, {pricing}, bucket AS b, {t} AS t, failed, denied, bytes_in, bytes_out, tokens, \
            catalog FROM audit_usage WHERE {conds}) AS c (k, r, v, n, x, b, t, failed, denied, bytes_in, bytes_out, \
            tokens, catalog) \
          GROUP BY GROUPING SETS ((k, r, v, n, x), (k, b){steps})",
+        split_sum("bytes_in", ""),
+        split_sum("bytes_out", ""),
+        split_sum("tokens", ""),
+        split_sum("tokens", " FILTER (WHERE catalog)"),
         key = key_sql(by),
         conds = window.conds,
     )
@@ -306,6 +322,7 @@ mod tests {
             "{sql}"
         );
         assert!(sql.contains("exposed_name") && sql.contains("FROM audit_usage"));
+        assert!(sql.contains("sum((tokens >> 31)::int) FILTER (WHERE catalog)"), "{sql}");
         let plain = scan_sql(GroupBy::Team, false, None, &Window::of(&q));
         assert!(!plain.contains("exposed_name") && plain.ends_with("(k, b))"), "{plain}");
     }

@@ -1,11 +1,17 @@
 //! Writing a batch: its lines, the usage rows of its complete calls and
-//! the file's new position in one transaction, so that what is shipped and where shipping resumes never
-//! disagree. Lines already there (a batch shipped before a lost commit
-//! acknowledgement) are skipped by `ON CONFLICT DO NOTHING`, after checking
-//! that they carry the same hash.
+//! the file's new position in one transaction, so that what is shipped and
+//! where shipping resumes never disagree. The lines are copied in binary
+//! (`COPY … FROM STDIN`) into a temporary table of the connection, then
+//! moved into `audit_records` and `audit_usage` by one statement. Lines
+//! already there (a batch shipped before a lost commit acknowledgement)
+//! are skipped by `ON CONFLICT DO NOTHING`, after checking that they carry
+//! the same hash.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
 
 use super::row::{Columns, INT_COLUMNS, TEXT_COLUMNS};
 use crate::error::{Result, StoreError};
@@ -40,46 +46,69 @@ pub(crate) async fn positions(client: &deadpool_postgres::Object, replica: &str)
         .collect())
 }
 
-/// The columns of `audit_usage` selected from a batch's rows (`u`):
-/// complete calls only, their values ready to sum.
-const USAGE_INSERT: &str = "INSERT INTO audit_usage SELECT time, replica, file, line_no, team, \
+/// The statements of a batch, made once from the column lists.
+struct Sql {
+    /// Create the staging table `ship_batch` unless the connection has it.
+    stage: String,
+    /// `COPY ship_batch … FROM STDIN (FORMAT binary)`.
+    copy: String,
+    /// Its column types, in order.
+    types: Vec<Type>,
+    /// Move the staged lines (`$1` replica, `$2` file) into both tables;
+    /// returns how many lines were new.
+    insert: String,
+}
+
+/// The columns of `audit_usage` selected from the staged lines: complete
+/// calls only, their values ready to sum.
+const USAGE_INSERT: &str = "INSERT INTO audit_usage SELECT time, $1::text, $2::text, line_no, team, \
      cost_center, subject, trace_id, route, virtual_server, name, exposed_name, method, COALESCE(catalog, false), \
      COALESCE(status, 0) >= 400 OR rpc_error IS NOT NULL, decision IS NOT DISTINCT FROM 'deny', \
      COALESCE(tokens, 0), COALESCE(bytes_in, 0), COALESCE(bytes_out, 0), GREATEST(COALESCE(duration_us, 0), 0), \
-     bucket FROM u WHERE kind = 'call' AND (phase IS NULL OR phase = 'complete') ON CONFLICT DO NOTHING";
+     bucket FROM ship_batch WHERE kind = 'call' AND (phase IS NULL OR phase = 'complete') ON CONFLICT DO NOTHING";
 
-/// The batch as rows `u` (`unnest(…)` of its columns), inserted into
-/// `audit_records` (`RETURNING line_no`: those not there before) and its
-/// complete calls into `audit_usage`, in one statement.
-fn insert_sql() -> &'static str {
-    static SQL: OnceLock<String> = OnceLock::new();
+fn sql() -> &'static Sql {
+    static SQL: OnceLock<Sql> = OnceLock::new();
     SQL.get_or_init(|| {
         let mut names = vec!["line_no", "time", "seq", "kind", "hash", "line"];
-        let mut types = vec!["bigint", "timestamptz", "bigint", "text", "bytea", "text"];
+        let mut types = vec![
+            Type::INT8,
+            Type::TIMESTAMPTZ,
+            Type::INT8,
+            Type::TEXT,
+            Type::BYTEA,
+            Type::TEXT,
+        ];
         names.extend(TEXT_COLUMNS);
-        types.extend(["text"; 13]);
+        types.extend([Type::TEXT; 13]);
         names.push("status");
-        types.push("integer");
+        types.push(Type::INT4);
         names.extend(INT_COLUMNS);
-        types.extend(["bigint"; 5]);
+        types.extend([Type::INT8; 5]);
         names.push("catalog");
-        types.push("boolean");
+        types.push(Type::BOOL);
         let records = names.join(", ");
         names.extend(["exposed_name", "bucket"]);
-        types.extend(["text", "smallint"]);
-        let arrays: Vec<String> = types
+        types.extend([Type::TEXT, Type::INT2]);
+        let defs: Vec<String> = names
             .iter()
-            .enumerate()
-            .map(|(i, t)| format!("${}::{t}[]", i + 3))
+            .zip(&types)
+            .map(|(n, t)| format!("{n} {}", t.name()))
             .collect();
-        format!(
-            "WITH u AS (SELECT $1::text AS replica, $2::text AS file, u.* FROM unnest({}) AS u ({})), \
-             r AS (INSERT INTO audit_records (replica, file, {records}) SELECT replica, file, {records} FROM u \
-             ON CONFLICT DO NOTHING RETURNING line_no), \
-             c AS ({USAGE_INSERT}) SELECT line_no FROM r",
-            arrays.join(", "),
-            names.join(", "),
-        )
+        Sql {
+            stage: format!(
+                "SET LOCAL client_min_messages = warning; \
+                 CREATE TEMP TABLE IF NOT EXISTS ship_batch ({}) ON COMMIT DELETE ROWS",
+                defs.join(", ")
+            ),
+            copy: format!("COPY ship_batch ({}) FROM STDIN (FORMAT binary)", names.join(", ")),
+            types,
+            insert: format!(
+                "WITH r AS (INSERT INTO audit_records (replica, file, {records}) SELECT $1::text, $2::text, \
+                 {records} FROM ship_batch ON CONFLICT DO NOTHING RETURNING 1), u AS ({USAGE_INSERT}) \
+                 SELECT count(*) FROM r"
+            ),
+        }
     })
 }
 
@@ -92,49 +121,21 @@ pub(crate) async fn write_batch(
     to: Position,
 ) -> Result<()> {
     let c = columns;
+    let sql = sql();
     let tx = client
         .transaction()
         .await
         .map_err(StoreError::db("starting a shipping batch"))?;
-    let t = &c.text;
-    let i = &c.ints;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 30] = [
-        &replica,
-        &file,
-        &c.line_no,
-        &c.time,
-        &c.seq,
-        &c.kind,
-        &c.hash,
-        &c.line,
-        &t[0],
-        &t[1],
-        &t[2],
-        &t[3],
-        &t[4],
-        &t[5],
-        &t[6],
-        &t[7],
-        &t[8],
-        &t[9],
-        &t[10],
-        &t[11],
-        &t[12],
-        &c.status,
-        &i[0],
-        &i[1],
-        &i[2],
-        &i[3],
-        &i[4],
-        &c.catalog,
-        &c.exposed_name,
-        &c.bucket,
-    ];
-    let inserted = tx
-        .query(insert_sql(), &params)
+    tx.batch_execute(&sql.stage)
         .await
-        .map_err(StoreError::db("shipping audit lines"))?;
-    if inserted.len() < c.len() {
+        .map_err(StoreError::db("preparing a shipping batch"))?;
+    copy(&tx, sql, c).await?;
+    let inserted: i64 = tx
+        .query_one(&sql.insert, &[&replica, &file])
+        .await
+        .map_err(StoreError::db("shipping audit lines"))?
+        .get(0);
+    if inserted.unsigned_abs() < c.len() as u64 {
         check_present(&tx, replica, file, c).await?;
     }
     tx.execute(
@@ -149,6 +150,40 @@ pub(crate) async fn write_batch(
     tx.commit().await.map_err(StoreError::db("committing a shipping batch"))
 }
 
+/// Copy the batch's rows into `ship_batch`.
+async fn copy(tx: &deadpool_postgres::Transaction<'_>, sql: &Sql, c: &Columns) -> Result<()> {
+    let sink = tx
+        .copy_in(&sql.copy)
+        .await
+        .map_err(StoreError::db("copying audit lines"))?;
+    let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &sql.types));
+    let (t, i) = (&c.text, &c.ints);
+    for r in 0..c.len() {
+        let mut row: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(sql.types.len());
+        row.extend([
+            &c.line_no[r] as &(dyn ToSql + Sync),
+            &c.time[r],
+            &c.seq[r],
+            &c.kind[r],
+            &c.hash[r],
+        ]);
+        row.push(&c.line[r]);
+        row.extend(t.iter().map(|col| &col[r] as &(dyn ToSql + Sync)));
+        row.push(&c.status[r]);
+        row.extend(i.iter().map(|col| &col[r] as &(dyn ToSql + Sync)));
+        row.extend([&c.catalog[r] as &(dyn ToSql + Sync), &c.exposed_name[r], &c.bucket[r]]);
+        writer
+            .as_mut()
+            .write(&row)
+            .await
+            .map_err(StoreError::db("copying audit lines"))?;
+    }
+    writer
+        .finish()
+        .await
+        .map_err(StoreError::db("copying audit lines"))
+        .map(drop)
+}
 /// Lines of the batch that were there already must be the same lines.
 async fn check_present(tx: &deadpool_postgres::Transaction<'_>, replica: &str, file: &str, c: &Columns) -> Result<()> {
     let rows = tx
