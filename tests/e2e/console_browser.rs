@@ -38,7 +38,7 @@ use tollgate_e2e::children::{ChildGateway, ts_plan_client};
 use tollgate_e2e::{Demo, demo_lock_without, policy_dir};
 
 use browser::{browse, screenshot_dir};
-use second::{POISONED_TOOL, SECOND, VIRTUAL, poisoned_upstream};
+use second::{POISONED_TOOL, SECOND, VIRTUAL, collide, poisoned_upstream};
 use trail::{answers, entries, entry_of, reference, settled, usage};
 
 /// The route in front of the demo server.
@@ -297,6 +297,7 @@ async fn the_console_in_a_real_browser() {
     let gw = ChildGateway::spawn(&config(&demo, &cat.url, policies.path(), &lock)).await;
     let dir = gw.audit_dir();
     let mcp = gw.url(ROUTE);
+    collide(&gw).await;
     phase("gateway serving");
 
     let Served { call, denied, dave } = serve_traffic(&gw).await;

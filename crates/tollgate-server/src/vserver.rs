@@ -173,12 +173,31 @@ impl Endpoint for VirtualRoute {
 pub(crate) struct Health {
     /// Exposed definitions by kind.
     pub(crate) exposed: Vec<(Kind, usize)>,
-    /// Names left out because two members claimed them.
-    pub(crate) collisions: usize,
+    /// Names left out because two members claimed them, each with the
+    /// members that claim it.
+    pub(crate) collisions: Vec<Collision>,
     /// Renamed or re-described definitions awaiting approval as exposed.
     pub(crate) awaiting: Vec<(Kind, String)>,
     /// Each member's name, and whether its latest catalog sync succeeded.
     pub(crate) members: Vec<(Arc<str>, bool)>,
+}
+
+/// An exposed name two or more members claim: left out of the virtual
+/// server until the configuration or a catalog changes.
+#[derive(Debug)]
+pub(crate) struct Collision {
+    /// Tool, prompt, resource or template.
+    pub(crate) kind: Kind,
+    /// The exposed name (a resource's URI).
+    pub(crate) name: String,
+    /// The members whose definitions are exposed under it.
+    pub(crate) members: Vec<Arc<str>>,
+}
+
+impl Collision {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"kind": self.kind.as_str(), "name": self.name, "members": self.members})
+    }
 }
 
 /// The health of `v`, for `/readyz` detail and the metrics.
@@ -187,7 +206,15 @@ pub(crate) fn health(v: &VirtualRoute) -> Health {
     let kinds = [Kind::Tool, Kind::Prompt, Kind::Resource, Kind::ResourceTemplate];
     Health {
         exposed: kinds.iter().map(|k| (*k, exposed.of_kind(*k).count())).collect(),
-        collisions: exposed.collisions.len(),
+        collisions: exposed
+            .collisions
+            .iter()
+            .map(|(kind, name)| Collision {
+                kind: *kind,
+                members: exposed::claimants(v, *kind, name),
+                name: name.clone(),
+            })
+            .collect(),
         awaiting: exposed.awaiting.clone(),
         members: v
             .members
@@ -220,7 +247,8 @@ impl Health {
             .collect();
         serde_json::json!({
             "exposed": exposed,
-            "collisions": self.collisions,
+            "collisions": self.collisions.len(),
+            "collided": self.collisions.iter().map(Collision::to_json).collect::<Vec<_>>(),
             "awaiting_approval": awaiting,
             "members": members,
         })

@@ -2,8 +2,10 @@
 //! fixture, which lists a poisoned tool, and a virtual server over it and
 //! the demo where two members' tools meet under one exposed name.
 
-use serde_json::json;
-use tollgate_e2e::children::{ChildServer, python_catalog_server};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tollgate_e2e::children::{ChildGateway, ChildServer, python_catalog_server, tollgate_cli};
 use tollgate_e2e::http;
 
 /// The route in front of the catalog fixture (catalog observed: its new
@@ -46,4 +48,33 @@ auth = {{ scopes = ["mcp:tools"] }}
 members = [{{ server = "{demo}" }}, {{ server = "{SECOND}", prefix = "" }}]
 "#
     )
+}
+
+/// Approve the fixture's [`POISONED_TOOL`] with the CLI (the poisoned tool
+/// is then approved, findings and all), so that it is exposed beside the
+/// demo's `echo` and the virtual server reports the collision; waits until
+/// it does.
+pub(crate) async fn collide(gw: &ChildGateway) {
+    let config = gw.dir.path().join("gateway.toml");
+    let args = [
+        "catalog",
+        "approve",
+        "--config",
+        config.to_str().unwrap(),
+        "--server",
+        SECOND,
+    ];
+    let by = ["--tool", POISONED_TOOL, "--by", "platform-team@example.com"];
+    let out = tollgate_cli(&[&args[..], &by[..]].concat()).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut detail = Value::Null;
+    for _ in 0..100 {
+        let res = http().get(format!("{}/readyz?detail", gw.admin)).send().await.unwrap();
+        detail = res.json().await.unwrap_or(Value::Null);
+        if detail["virtual_servers"][VIRTUAL]["collisions"].as_u64() >= Some(1) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{VIRTUAL} reports no collision: {detail:#}");
 }

@@ -18,7 +18,9 @@ use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_audit::{CallRecord, Filter, Outcome};
+use tollgate_meter::{GroupBy, Usage};
 
+use super::overview::Failed;
 use super::{record_action, with_index};
 use crate::backend::{ApprovalError, ApprovalRequest, CheckRequest};
 use crate::caller::Caller;
@@ -152,24 +154,61 @@ pub(crate) async fn check(
 
 /// `GET /console/api/upstreams`, with the legacy sessions each route
 /// started over the last day (`initialize` calls, from the index: sealed
-/// sessions are not stored anywhere to be counted).
+/// sessions are not stored anywhere to be counted), and each upstream's
+/// calls, errors and latency over the last hour, summed as the overview's
+/// "By server" rows are.
 pub(crate) async fn upstreams(State(s): State<Arc<Shared>>, caller: Caller) -> Result<Json<Value>, ConsoleError> {
     caller.need(Role::Viewer)?;
     let mut answer = s.backend.upstreams();
-    let since = SystemTime::now() - Duration::from_secs(86_400);
-    let started = with_index(&s, move |index| {
+    let now = SystemTime::now();
+    let (day, hour) = (
+        now - Duration::from_secs(86_400),
+        now - Duration::from_secs(TRAFFIC_SECS),
+    );
+    let (started, traffic) = with_index(&s, move |index| {
         let mut per_route: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
-        index.calls(Some(since), None, |c| {
+        let (mut servers, mut failed) = (Usage::new(GroupBy::Server), Failed::default());
+        index.calls(Some(day), None, |c| {
             if c.usage.method == Some("initialize") {
                 *per_route.entry(c.usage.server.to_owned()).or_default() += 1;
             }
+            if c.time >= hour {
+                servers.add(&c.usage);
+                failed.add(GroupBy::Server, &c.usage);
+            }
         })?;
-        Ok(per_route)
+        Ok((per_route, failed.rows(&servers.finish().rows)))
     })
     .await
     .unwrap_or_default();
+    for upstream in answer["upstreams"].as_array_mut().into_iter().flatten() {
+        let row = traffic
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["key"] == upstream["name"]);
+        upstream["traffic"] = traffic_of(row);
+    }
+    answer["traffic_window_seconds"] = json!(TRAFFIC_SECS);
     answer["sessions"] = json!({"started_last_24h": started});
     Ok(Json(answer))
+}
+
+/// The window of an upstream's traffic on the upstreams page.
+const TRAFFIC_SECS: u64 = 3_600;
+
+/// An upstream's calls over the window from its usage row (none: no
+/// calls): errors that were not denials, their share of the calls, the
+/// denials apart, and p50/p99 latency.
+fn traffic_of(row: Option<&Value>) -> Value {
+    let n = |k: &str| row.and_then(|r| r[k].as_u64()).unwrap_or(0);
+    let calls = n("calls");
+    #[allow(clippy::cast_precision_loss, reason = "a share of calls, shown as a percentage")]
+    let error_rate = (calls > 0).then(|| n("failed") as f64 / calls as f64);
+    json!({
+        "calls": calls, "failed": n("failed"), "denied": n("denied"), "error_rate": error_rate,
+        "p50_us": row.map(|r| r["p50_us"].clone()), "p99_us": row.map(|r| r["p99_us"].clone()),
+    })
 }
 
 /// The five Reconstruction-Test answers of a record: which server, which

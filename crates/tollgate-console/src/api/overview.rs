@@ -40,17 +40,17 @@ struct Bucket {
 
 /// Errors that were not denials, per group key.
 #[derive(Debug, Default)]
-struct Failed(HashMap<String, u64>);
+pub(super) struct Failed(HashMap<String, u64>);
 
 impl Failed {
-    fn add(&mut self, by: GroupBy, sample: &UsageSample<'_>) {
+    pub(super) fn add(&mut self, by: GroupBy, sample: &UsageSample<'_>) {
         if sample.error && !sample.denied {
             *self.0.entry(by.key(sample).into_owned()).or_default() += 1;
         }
     }
 
     /// `rows` (usage rows) each with its `failed` count.
-    fn rows<T: serde::Serialize>(&self, rows: &[T]) -> Value {
+    pub(super) fn rows<T: serde::Serialize>(&self, rows: &[T]) -> Value {
         let mut rows = json!(rows);
         for row in rows.as_array_mut().into_iter().flatten() {
             let n = row["key"].as_str().and_then(|k| self.0.get(k)).copied().unwrap_or(0);

@@ -75,7 +75,7 @@ impl VirtualCollector {
             }
             self.collisions
                 .with_label_values(&[name])
-                .set(i64::try_from(h.collisions).unwrap_or(i64::MAX));
+                .set(i64::try_from(h.collisions.len()).unwrap_or(i64::MAX));
             self.awaiting
                 .with_label_values(&[name])
                 .set(i64::try_from(h.awaiting.len()).unwrap_or(i64::MAX));

@@ -84,6 +84,23 @@ pub(crate) fn virtual_spec<'a>(
     }
 }
 
+/// The members that list a definition of `kind` exposed as `name` (the
+/// claimants of a collision).
+pub(crate) fn claimants(v: &VirtualRoute, kind: tollgate_catalog::Kind, name: &str) -> Vec<Arc<str>> {
+    v.members
+        .iter()
+        .filter(|m| {
+            let spec = member_spec(&m.config, m.route.catalog.mode);
+            m.route
+                .catalog
+                .snapshot()
+                .of_kind(kind)
+                .any(|d| spec.exposed_name(kind, &d.key).as_deref() == Some(name))
+        })
+        .map(|m| m.route.name.clone())
+        .collect()
+}
+
 /// The composition settings of member `m`, its server's gate `gate`.
 fn member_spec(m: &tollgate_config::Member, gate: Mode) -> MemberSpec {
     MemberSpec {
