@@ -22,10 +22,10 @@ use tollgate_e2e::children::{ChildGateway, tollgate_cli};
 use tollgate_e2e::postgres::PostgresServer;
 use tollgate_e2e::{Demo, modern_body, modern_headers};
 
-#[path = "fleet/checkpoints.rs"]
-mod checkpoints;
 #[path = "fleet/approvals.rs"]
 mod approvals;
+#[path = "fleet/checkpoints.rs"]
+mod checkpoints;
 #[path = "fleet/cli.rs"]
 mod cli;
 #[path = "fleet/console.rs"]
