@@ -50,7 +50,7 @@ const REPLICAS: u64 = 3;
 const TUNING: [&str; 4] = [
     "shared_buffers = '4GB'",
     "work_mem = '64MB'",
-    "max_wal_size = '8GB'",
+    "max_wal_size = '2GB'",
     "max_parallel_workers_per_gather = 2",
 ];
 
