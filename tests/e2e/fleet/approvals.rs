@@ -247,7 +247,7 @@ async fn a_cli_approval_reaches_running_replicas_and_export_reimports_to_the_sam
     let shown = cli(&["catalog", "show", "--config", &config]).await;
     assert!(shown.contains("and the fleet store"), "{shown}");
     assert!(
-        shown.lines().any(|l| l.contains(" add ") && l.contains("by carol")),
+        shown.lines().any(|l| l.contains(" add ") && l.contains(" carol ")),
         "{shown}"
     );
     let file_only = cli(&["catalog", "show", "--config", &config, "--lock-file"]).await;
