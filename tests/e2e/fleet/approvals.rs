@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tollgate_e2e::audit_support::{Exchange, try_metric};
-use tollgate_e2e::children::{ChildGateway, tollgate_cli};
+use tollgate_e2e::children::ChildGateway;
 use tollgate_e2e::postgres::PostgresServer;
 use tollgate_e2e::{Demo, demo_lock_without, modern_body, modern_headers};
 
+use super::cli::cli;
 use super::replica_config;
 
 /// The demo's lock without the two tools these tests approve.
@@ -148,17 +149,6 @@ async fn approve_in_console(gw: &ChildGateway, tool: &str) -> reqwest::Response 
         .send()
         .await
         .unwrap()
-}
-
-/// `tollgate ARGS`: its standard output, after checking it succeeded.
-async fn cli(args: &[&str]) -> String {
-    let out = tollgate_cli(args).await;
-    assert!(
-        out.status.success(),
-        "tollgate {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn config_path(gw: &ChildGateway) -> String {

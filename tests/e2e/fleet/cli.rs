@@ -42,7 +42,7 @@ fn gather(dirs: &[std::path::PathBuf], into: &Path) -> Vec<String> {
 }
 
 /// `tollgate ARGS`: its standard output, after checking it succeeded.
-async fn cli(args: &[&str]) -> String {
+pub(super) async fn cli(args: &[&str]) -> String {
     let out = tollgate_cli(args).await;
     assert!(
         out.status.success(),
