@@ -16,12 +16,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tollgate_audit::{AuditHandle, ChainHead, Checkpoint, CheckpointSigner};
 use tollgate_config::Loaded;
 use tollgate_store::Store;
 
 use crate::error::GatewayError;
+use crate::shipping::LastPassTask;
 
 /// The longest shutdown waits to store the last checkpoint.
 const LAST_PASS: Duration = Duration::from_secs(5);
@@ -133,9 +133,7 @@ pub(crate) fn setup(
 impl Checkpointer {
     /// Start checkpointing on the current runtime.
     pub(crate) fn start(self) -> RunningCheckpointer {
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(self.run(stopped));
-        RunningCheckpointer { stop, task }
+        RunningCheckpointer(LastPassTask::spawn(|stopped| self.run(stopped)))
     }
 
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
@@ -201,20 +199,13 @@ fn unix_secs(t: SystemTime) -> i64 {
 
 /// The running checkpointer.
 #[derive(Debug)]
-pub(crate) struct RunningCheckpointer {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
+pub(crate) struct RunningCheckpointer(LastPassTask);
 
 impl RunningCheckpointer {
     /// Sign the sealed head and stop; waits at most [`LAST_PASS`]. Call
     /// after the audit writer closed.
     pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
-        let mut task = self.task;
-        if tokio::time::timeout(LAST_PASS, &mut task).await.is_err() {
-            tracing::warn!("the last audit checkpoint was not stored in time; it is in the log");
-            task.abort();
-        }
+        let late = "the last audit checkpoint was not stored in time; it is in the log";
+        self.0.stop(LAST_PASS, late).await;
     }
 }

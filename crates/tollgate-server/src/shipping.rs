@@ -154,9 +154,7 @@ impl Shipping {
 
     /// Start shipping on the current runtime.
     pub(crate) fn start(self) -> RunningShipper {
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(self.run(stopped));
-        RunningShipper { stop, task }
+        RunningShipper(LastPassTask::spawn(|stopped| self.run(stopped)))
     }
 
     /// Wait for a usable schema, then ship until told to stop.
@@ -210,23 +208,49 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// The running shipper.
+/// A task beside the trail that makes a last pass when told to stop (the
+/// writer has closed its file), waited for within a bound.
 #[derive(Debug)]
-pub(crate) struct RunningShipper {
+pub(crate) struct LastPassTask {
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
+
+impl LastPassTask {
+    /// Run `run` on the current runtime with the receiver it stops by.
+    pub(crate) fn spawn<F>(run: impl FnOnce(watch::Receiver<bool>) -> F) -> LastPassTask
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        LastPassTask {
+            stop,
+            task: tokio::spawn(run(stopped)),
+        }
+    }
+
+    /// Tell it to stop and wait at most `within` for its last pass; past
+    /// that, log `late` and abort it.
+    pub(crate) async fn stop(self, within: Duration, late: &str) {
+        let _ = self.stop.send(true);
+        let mut task = self.task;
+        if tokio::time::timeout(within, &mut task).await.is_err() {
+            tracing::warn!("{late}");
+            task.abort();
+        }
+    }
+}
+
+/// The running shipper.
+#[derive(Debug)]
+pub(crate) struct RunningShipper(LastPassTask);
 
 impl RunningShipper {
     /// Ship a last time (the writer has closed its file) and stop; waits
     /// at most [`LAST_PASS`].
     pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
-        let mut task = self.task;
-        if tokio::time::timeout(LAST_PASS, &mut task).await.is_err() {
-            tracing::warn!("audit shipping's last pass did not finish in time; the next start resumes");
-            task.abort();
-        }
+        let late = "audit shipping's last pass did not finish in time; the next start resumes";
+        self.0.stop(LAST_PASS, late).await;
     }
 }
 
