@@ -1,7 +1,8 @@
 //! One audit line as a row of `audit_records`: its place, hash and exact
 //! text, and for call records the columns searches and spend use, borrowed
-//! from the line where JSON allows. A batch is kept column by column, the
-//! shape `INSERT … SELECT FROM unnest(…)` takes.
+//! from the line where JSON allows; for a complete call, its row of
+//! `audit_usage` too, with the values usage sums made summable here, the
+//! one place they are derived. A batch is kept column by column.
 
 use std::borrow::Cow;
 use std::time::SystemTime;
@@ -93,10 +94,28 @@ pub(crate) struct Columns {
     /// [`INT_COLUMNS`] order.
     pub(crate) ints: [Vec<Option<i64>>; 5],
     pub(crate) catalog: Vec<Option<bool>>,
-    /// For `audit_usage`: the name a virtual server exposed the tool as
-    /// (only through one), and the duration's histogram bucket.
-    pub(crate) exposed_name: Vec<Option<String>>,
-    pub(crate) bucket: Vec<i16>,
+    /// The `audit_usage` rows of the batch's complete calls.
+    pub(crate) usage: Vec<UsageRow>,
+}
+
+/// What `audit_usage` holds of a complete call beyond the columns it
+/// shares with its line's row (`at`, its index in the batch): missing
+/// numbers as 0, `failed` (status 400 or above, or a JSON-RPC error),
+/// `denied` (decision deny), the exposed name only through a virtual
+/// server (it decides a price there) and the duration's histogram bucket
+/// (`tollgate_meter::duration_bucket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsageRow {
+    pub(crate) at: usize,
+    pub(crate) exposed_name: Option<String>,
+    pub(crate) catalog: bool,
+    pub(crate) failed: bool,
+    pub(crate) denied: bool,
+    pub(crate) tokens: i64,
+    pub(crate) bytes_in: i64,
+    pub(crate) bytes_out: i64,
+    pub(crate) duration_us: i64,
+    pub(crate) bucket: i16,
 }
 
 /// The optional text columns, in [`Columns::text`] order.
@@ -166,11 +185,22 @@ impl Columns {
         }
         self.status.push(f.status.filter(|_| call));
         self.catalog.push(f.catalog.filter(|_| call));
-        let exposed = f.exposed_name.filter(|_| f.virtual_server.is_some());
-        self.exposed_name.push(own(&exposed));
-        let d = f.duration_us.filter(|_| call).unwrap_or(0).max(0).unsigned_abs();
-        self.bucket
-            .push(i16::try_from(tollgate_meter::duration_bucket(d)).unwrap_or(i16::MAX));
+        if call && f.phase.as_deref().is_none_or(|p| p == "complete") {
+            let exposed = f.exposed_name.filter(|_| f.virtual_server.is_some());
+            let duration_us = f.duration_us.unwrap_or(0).max(0);
+            self.usage.push(UsageRow {
+                at: self.line_no.len() - 1,
+                exposed_name: exposed.map(Cow::into_owned),
+                catalog: f.catalog.unwrap_or(false),
+                failed: f.status.unwrap_or(0) >= 400 || f.rpc_error.is_some(),
+                denied: decision.as_deref() == Some("deny"),
+                tokens: f.tokens.unwrap_or(0),
+                bytes_in: f.bytes_in.unwrap_or(0),
+                bytes_out: f.bytes_out.unwrap_or(0),
+                duration_us,
+                bucket: i16::try_from(tollgate_meter::duration_bucket(duration_us.unsigned_abs())).unwrap_or(i16::MAX),
+            });
+        }
         time
     }
 }
@@ -207,13 +237,34 @@ mod tests {
         assert_eq!(c.ints[3], [Some(100), None, None]);
         assert_eq!(c.status, [Some(200), None, None]);
         assert_eq!(c.line[1], seal);
+        assert_eq!(c.usage.len(), 1, "only the complete call has a usage row");
+        let u = &c.usage[0];
+        assert_eq!((u.at, u.tokens, u.duration_us), (0, 100, 1500));
+        assert!(!u.failed && !u.denied && !u.catalog);
+        assert_eq!(u.bucket, i16::try_from(tollgate_meter::duration_bucket(1500)).unwrap());
         assert_eq!(
-            c.bucket[0],
-            i16::try_from(tollgate_meter::duration_bucket(1500)).unwrap()
-        );
-        assert_eq!(
-            c.exposed_name[0], None,
+            u.exposed_name, None,
             "exposed names count only through a virtual server"
         );
+    }
+
+    #[test]
+    fn usage_rows_are_complete_calls_with_their_values_made_summable() {
+        let started = r#"{"seq":1,"kind":"call","phase":"started","route":"a","method":"tools/call"}"#;
+        let denied = r#"{"seq":2,"kind":"call","phase":"complete","route":"a","virtual_server":"v","exposed_name":"x","decision":{"outcome":"deny"},"rpc_error":-32003,"status":200,"catalog":true,"duration_us":-5}"#;
+        let failed = r#"{"seq":3,"kind":"call","route":"a","exposed_name":"x","status":502}"#;
+        let mut c = Columns::default();
+        for (i, line) in [started, denied, failed].into_iter().enumerate() {
+            c.push(i as u64 + 1, line, SystemTime::UNIX_EPOCH);
+        }
+        let rows: Vec<_> = c.usage.iter().map(|u| (u.at, u.failed, u.denied, u.catalog)).collect();
+        assert_eq!(rows, [(1, true, true, true), (2, true, false, false)]);
+        assert_eq!(
+            c.usage[0].exposed_name.as_deref(),
+            Some("x"),
+            "through a virtual server"
+        );
+        assert_eq!(c.usage[1].exposed_name, None, "named only where it decides a price");
+        assert_eq!((c.usage[0].duration_us, c.usage[1].tokens), (0, 0), "summable numbers");
     }
 }
