@@ -79,7 +79,7 @@ async fn usage_sums_match_the_traffic_sent() {
         (&bob, "search", "add", 4),
     ];
     // (calls, bytes_in, bytes_out, tokens) per team and per tool.
-    let mut expected: std::collections::BTreeMap<&str, (u64, u64, u64, u64)> = Default::default();
+    let mut expected: std::collections::BTreeMap<String, (u64, u64, u64, u64)> = Default::default();
     let mut id = 0;
     for (token, team, name, n) in plan {
         for i in 0..n {
@@ -92,15 +92,16 @@ async fn usage_sums_match_the_traffic_sent() {
             let ex = tool(gw.url("demo"), token, id, name, args).await;
             assert_eq!(ex.status, 200);
             assert!(ex.message()["result"].is_object(), "{:?}", ex.message());
-            for key in [team, name] {
-                let e = expected.entry(key).or_default();
+            // `--by tool` keys a tool by its server.
+            for key in [team, &format!("demo/{name}")] {
+                let e = expected.entry(key.to_owned()).or_default();
                 *e = (e.0 + 1, e.1 + ex.sent, e.2 + ex.received(), e.3 + tokens(ex.received()));
             }
         }
     }
     gw.shutdown().await;
     let dir = gw.audit_dir().display().to_string();
-    for (by, keys) in [("team", ["payments", "search"]), ("tool", ["echo", "add"])] {
+    for (by, keys) in [("team", ["payments", "search"]), ("tool", ["demo/echo", "demo/add"])] {
         // What a user runs: `tollgate usage DIR --by … --format json`.
         let out = tollgate_cli(&["usage", &dir, "--by", by, "--format", "json"]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

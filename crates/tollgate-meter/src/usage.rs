@@ -28,7 +28,9 @@ pub enum GroupBy {
     Subject,
     /// The route.
     Server,
-    /// The tool, prompt or resource; `(method)` for calls without a name.
+    /// The tool, prompt or resource with its server (`github/search`:
+    /// two servers' `search` are two tools); `server/(method)` for calls
+    /// without a name.
     Tool,
     /// The trace id (one user instruction).
     Trace,
@@ -82,8 +84,9 @@ impl GroupBy {
             GroupBy::Server => Some(Cow::Borrowed(s.server)),
             GroupBy::Tool => s
                 .name
-                .map(Cow::Borrowed)
-                .or_else(|| s.method.map(|m| Cow::Owned(format!("({m})")))),
+                .map(|n| format!("{}/{n}", s.server))
+                .or_else(|| s.method.map(|m| format!("{}/({m})", s.server)))
+                .map(Cow::Owned),
             GroupBy::Trace => s.trace.map(Cow::Borrowed),
         };
         value.unwrap_or(Cow::Borrowed(NONE_KEY))
@@ -246,7 +249,8 @@ impl Acc {
             .priced
             .iter()
             .map(|(price, tokens)| f64::from_bits(*price) * *tokens as f64 / 1_000_000.0)
-            .sum();
+            .sum::<f64>()
+            + 0.0; // an empty sum is -0.0, which would print as "-0.0"
         self.row
     }
 }

@@ -217,7 +217,7 @@ fn key_sql(by: GroupBy) -> &'static str {
         GroupBy::CostCenter => "cost_center",
         GroupBy::Subject => "subject",
         GroupBy::Server => "COALESCE(route, '')",
-        GroupBy::Tool => "COALESCE(name, '(' || method || ')')",
+        GroupBy::Tool => "COALESCE(route, '') || '/' || COALESCE(name, '(' || method || ')')",
         GroupBy::Trace => "trace_id",
     }
 }

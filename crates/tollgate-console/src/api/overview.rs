@@ -78,14 +78,8 @@ pub(crate) async fn overview(
         index.calls(Some(since), Some(until), |c| {
             servers.add(&c.usage);
             failed.0.add(GroupBy::Server, &c.usage);
-            // A tool's row names its server: two servers' `search` differ.
-            let key = c.usage.name.map(|n| format!("{}/{n}", c.usage.server));
-            let tool = UsageSample {
-                name: key.as_deref(),
-                ..c.usage
-            };
-            tools.add(&tool);
-            failed.1.add(GroupBy::Tool, &tool);
+            tools.add(&c.usage);
+            failed.1.add(GroupBy::Tool, &c.usage);
             let i = (secs(c.time).saturating_sub(start) / step).min(BUCKETS - 1);
             if let Some(b) = series.get_mut(usize::try_from(i).unwrap_or(0)) {
                 b.calls += 1;

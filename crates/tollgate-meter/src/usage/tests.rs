@@ -54,7 +54,7 @@ fn sums_and_percentiles_per_group() {
 fn groups_are_keyed_and_sorted_by_tokens() {
     let tools = usage(GroupBy::Tool, traffic());
     let keys: Vec<&str> = tools.rows.iter().map(|r| r.key.as_str()).collect();
-    assert_eq!(keys, ["create_issue", "(tools/list)", "search"]);
+    assert_eq!(keys, ["github/create_issue", "github/(tools/list)", "search/search"]);
     assert_eq!(usage(GroupBy::Trace, traffic()).rows.len(), 5);
     let cc = usage(GroupBy::CostCenter, traffic());
     assert!(cc.rows.iter().any(|r| r.key == "cc-payments"));
