@@ -8,8 +8,8 @@
 //! and holds the tables the fleet's searches, spend and signed
 //! checkpoints use (`migrate` owns the schema). The server maps the
 //! configuration to [`StoreSettings`] and starts the shipper; the CLI
-//! migrates and reports the schema. Usage is summed in SQL (`usage`), and
-//! the console's searches and call views read here (`fleet`).
+//! migrates and reports the schema. Usage and the console's overview are
+//! summed in SQL (`usage`), and the console's searches and call views read here (`fleet`).
 //! `docs/fleet.md` describes what is shared where and how it fails.
 
 mod approvals;
@@ -30,7 +30,7 @@ pub use migrate::{MIGRATIONS, Migration, SCHEMA_VERSION, SchemaStatus};
 pub use read::StoredRecords;
 pub use settings::{StoreSettings, StoreTls};
 pub use ship::{Progress, ShipSettings, ShipStats, Shipper};
-pub use usage::{SeriesPoint, UsageQuestion};
+pub use usage::{Activity, ActivityStep, SeriesPoint, Steps, UsageQuestion};
 
 use deadpool_postgres::Pool;
 

@@ -24,6 +24,10 @@ use tollgate_meter::{EXACT_DURATIONS, GroupBy, Usage, UsageReport, UsageSums};
 use crate::Store;
 use crate::error::{Result, StoreError};
 
+mod activity;
+
+pub use activity::{Activity, ActivityStep, Steps};
+
 /// Tokens of one step of a spend series (`t`: its start, Unix seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SeriesPoint {

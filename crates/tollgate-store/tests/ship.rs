@@ -1,8 +1,9 @@
 //! Audit shipping against a real PostgreSQL, with records written by the
 //! real audit sink: every line arrives once, a store outage loses nothing
 //! (the files are the buffer), a lost position re-ships without
-//! duplicates, a rewritten or truncated file is refused, and the usage
-//! rows the upgrade computes equal those shipping writes.
+//! duplicates, a rewritten or truncated file is refused, the usage
+//! rows the upgrade computes equal those shipping writes, and the
+//! overview's counts agree with usage.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -15,7 +16,9 @@ use std::time::{Duration, SystemTime};
 use common::{PostgresServer, migrated};
 use tollgate_audit::{AuditHandle, AuditSink, AuditWorker, CallRecord, Durability, Hash, Recorded, SinkSettings};
 use tollgate_core::{Principal, PrincipalKind};
-use tollgate_store::{ShipSettings, Shipper, StoreError};
+use tollgate_limit::Prices;
+use tollgate_meter::GroupBy;
+use tollgate_store::{ActivityStep, ShipSettings, Shipper, Steps, StoreError, UsageQuestion};
 
 /// The real sink on `dir`, rotating every few KiB so that a trail has
 /// several files.
@@ -259,4 +262,51 @@ async fn a_rewritten_or_truncated_file_is_refused() {
     std::fs::write(&file, &text[..text.len() / 2]).unwrap();
     let e = r2.pass().await.unwrap_err();
     assert!(matches!(e, StoreError::Shrunk { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn the_overviews_counts_agree_with_usage_per_step_server_and_tool() {
+    let pg = PostgresServer::start().await;
+    let store = migrated(&pg).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = sink(dir.path());
+    let since = SystemTime::now() - Duration::from_secs(1);
+    write(&handle, 0, 100).await;
+    worker.close().await.unwrap();
+    Shipper::new(store.clone(), ShipSettings::new("r1", dir.path()))
+        .pass()
+        .await
+        .unwrap();
+    let until = SystemTime::now() + Duration::from_secs(1);
+    let start = since.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let steps = Steps {
+        start,
+        seconds: 1,
+        count: 60,
+    };
+    let activity = store.activity(since, until, steps).await.unwrap();
+    let sum = |f: fn(&ActivityStep) -> u64| activity.steps.iter().map(f).sum::<u64>();
+    assert_eq!(activity.steps.len(), 60);
+    assert_eq!(
+        (
+            sum(|s| s.calls),
+            sum(|s| s.errors),
+            sum(|s| s.denied),
+            sum(|s| s.failed)
+        ),
+        (100, 10, 0, 10),
+        "every tenth call answered 502"
+    );
+    assert_eq!(activity.failed_by_server.get("github"), Some(&10));
+    assert_eq!(activity.failed_by_tool.get("github/create_issue"), Some(&10));
+    let question = UsageQuestion {
+        by: GroupBy::Tool,
+        since: Some(since),
+        until: Some(until),
+        step: None,
+    };
+    let (tools, _) = store.usage(question, &Prices::default()).await.unwrap();
+    let keys: Vec<&str> = tools.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, ["github/create_issue"], "a tool is keyed by its server");
+    assert_eq!((tools.total.calls, tools.total.errors), (100, 10));
 }

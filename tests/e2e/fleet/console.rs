@@ -1,7 +1,7 @@
 //! The console's fleet view: three replicas with the console on, calls
 //! spread round-robin over them, then the console of any one replica
 //! searches every replica's calls (each naming the replica that wrote
-//! it), sums a team's spend across them, opens a call another replica
+//! it), sums a team's spend and counts the overview across them, opens a call another replica
 //! wrote with that file's chain verified as stored, and lists each
 //! replica's shipping.
 
@@ -83,6 +83,21 @@ async fn one_console_searches_sums_and_opens_the_calls_of_every_replica() {
     };
     assert_eq!((calls("payments"), calls("search")), (6, 3), "{spend:#}");
     assert_eq!(spend["total"]["calls"], 9);
+
+    // The overview counts every replica's calls: per server, per tool
+    // (keyed by its server) and in its chart.
+    let overview = console(&gws[2], &token, "overview?window=1h").await;
+    assert_eq!(overview["totals"]["calls"], 9, "{overview:#}");
+    assert_eq!(overview["servers"][0]["key"], "demo");
+    assert_eq!(overview["tools"][0]["key"], "demo/echo");
+    assert_eq!(overview["tools"][0]["failed"], 0);
+    let charted: u64 = overview["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!((overview["series"].as_array().unwrap().len(), charted), (60, 9));
 
     // A call r1 wrote, opened on r3's console: r1's file, verified.
     let found = console(&gws[2], &token, "audit?team=payments").await;

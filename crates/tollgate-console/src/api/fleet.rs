@@ -1,5 +1,5 @@
 //! The fleet view: when the gateway has a fleet store (`[store] postgres`),
-//! the audit search, call view, export, spend and budgets read every
+//! the overview, audit search, call view, export, spend and budgets read every
 //! replica's records in PostgreSQL instead of this replica's index, and
 //! `GET /console/api/fleet` reports how far each replica has shipped and
 //! its newest signed checkpoint.
@@ -17,7 +17,9 @@ use axum::extract::State;
 use serde_json::{Value, json};
 use tollgate_audit::{CallRecord, Checkpoint, CheckpointKeys, Filter};
 use tollgate_meter::{GroupBy, UsageReport};
-use tollgate_store::{Located, Store, StoreError, StoredCall, UsageQuestion};
+use tollgate_store::{Located, Steps, Store, StoreError, StoredCall, UsageQuestion};
+
+use super::overview::{Bucket, Counts, Failed};
 
 use crate::caller::Caller;
 use crate::error::ConsoleError;
@@ -83,6 +85,43 @@ pub(crate) async fn spend(
         .map(|p| json!({"t": p.t, "tokens": p.tokens, "catalog_tokens": p.catalog_tokens, "cost": p.cost}))
         .collect();
     Ok((report, series))
+}
+
+/// The overview of `since..until` from the store: servers and tools as
+/// `usage` reports them (unpriced) and the activity counts, in
+/// `steps` (start, seconds, count).
+pub(super) async fn overview(
+    store: &Store,
+    (since, until): (SystemTime, SystemTime),
+    (start, seconds, count): (u64, u64, u64),
+) -> Result<Counts, ConsoleError> {
+    let question = |by| UsageQuestion {
+        by,
+        since: Some(since),
+        until: Some(until),
+        step: None,
+    };
+    let unpriced = tollgate_limit::Prices::default();
+    let (servers, _) = store.usage(question(GroupBy::Server), &unpriced).await?;
+    let (tools, _) = store.usage(question(GroupBy::Tool), &unpriced).await?;
+    let steps = Steps { start, seconds, count };
+    let activity = store.activity(since, until, steps).await?;
+    let series = activity
+        .steps
+        .iter()
+        .map(|a| Bucket {
+            calls: a.calls,
+            errors: a.errors,
+            denied: a.denied,
+            failed: a.failed,
+        })
+        .collect();
+    Ok(Counts {
+        servers,
+        tools,
+        series,
+        failed: (Failed(activity.failed_by_server), Failed(activity.failed_by_tool)),
+    })
 }
 
 /// Each budget's spend this period across the fleet: the period's stored

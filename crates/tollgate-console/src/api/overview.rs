@@ -1,6 +1,7 @@
 //! `GET /console/api/overview?window=15m|1h|24h`: traffic, errors,
 //! denials and latency over the window, per server and per tool, and a
-//! time series of 60 buckets — summed from the audit index's columns.
+//! time series of 60 buckets — summed from the audit index's columns, or
+//! with a fleet store from every replica's calls in PostgreSQL.
 //!
 //! A usage row's `errors` counts every call answered with an error, a
 //! policy denial included (its JSON-RPC error); each row here also carries
@@ -9,12 +10,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::Json;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tollgate_meter::{GroupBy, Usage, UsageSample};
+use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
 
 use super::{window, with_index};
 use crate::caller::Caller;
@@ -30,17 +32,27 @@ pub(crate) struct OverviewQuery {
     window: Option<String>,
 }
 
+/// A step of the series.
 #[derive(Debug, Default, Clone, Copy)]
-struct Bucket {
-    calls: u64,
-    errors: u64,
-    denied: u64,
-    failed: u64,
+pub(super) struct Bucket {
+    pub(super) calls: u64,
+    pub(super) errors: u64,
+    pub(super) denied: u64,
+    pub(super) failed: u64,
+}
+
+/// What the overview shows, from either source.
+pub(super) struct Counts {
+    pub(super) servers: UsageReport,
+    pub(super) tools: UsageReport,
+    pub(super) series: Vec<Bucket>,
+    /// Failures per server and per tool.
+    pub(super) failed: (Failed, Failed),
 }
 
 /// Errors that were not denials, per group key.
 #[derive(Debug, Default)]
-pub(super) struct Failed(HashMap<String, u64>);
+pub(super) struct Failed(pub(super) HashMap<String, u64>);
 
 impl Failed {
     pub(super) fn add(&mut self, by: GroupBy, sample: &UsageSample<'_>) {
@@ -70,27 +82,16 @@ pub(crate) async fn overview(
     let name = q.window.unwrap_or_else(|| "1h".into());
     let (since, until) = window(&name)?;
     let (start, step) = (secs(since), ((secs(until) - secs(since)) / BUCKETS).max(1));
-    let (servers, tools, series, failed) = with_index(&s, move |index| {
-        let mut servers = Usage::new(GroupBy::Server);
-        let mut tools = Usage::new(GroupBy::Tool);
-        let mut failed = (Failed::default(), Failed::default());
-        let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];
-        index.calls(Some(since), Some(until), |c| {
-            servers.add(&c.usage);
-            failed.0.add(GroupBy::Server, &c.usage);
-            tools.add(&c.usage);
-            failed.1.add(GroupBy::Tool, &c.usage);
-            let i = (secs(c.time).saturating_sub(start) / step).min(BUCKETS - 1);
-            if let Some(b) = series.get_mut(usize::try_from(i).unwrap_or(0)) {
-                b.calls += 1;
-                b.errors += u64::from(c.usage.error);
-                b.denied += u64::from(c.usage.denied);
-                b.failed += u64::from(c.usage.error && !c.usage.denied);
-            }
-        })?;
-        Ok((servers.finish(), tools.finish(), series, failed))
-    })
-    .await?;
+    let counts = match s.backend.store() {
+        Some(store) => super::fleet::overview(&store, (since, until), (start, step, BUCKETS)).await?,
+        None => indexed(&s, (since, until), (start, step)).await?,
+    };
+    let Counts {
+        servers,
+        tools,
+        series,
+        failed,
+    } = counts;
     let series: Vec<Value> = (0..)
         .zip(series)
         .map(|(i, b): (u64, Bucket)| {
@@ -108,4 +109,38 @@ pub(crate) async fn overview(
         "servers": failed.0.rows(&servers.rows),
         "tools": failed.1.rows(&tools.rows),
     })))
+}
+
+/// The overview from this replica's audit index.
+async fn indexed(
+    s: &Arc<Shared>,
+    (since, until): (SystemTime, SystemTime),
+    (start, step): (u64, u64),
+) -> Result<Counts, ConsoleError> {
+    with_index(s, move |index| {
+        let mut servers = Usage::new(GroupBy::Server);
+        let mut tools = Usage::new(GroupBy::Tool);
+        let mut failed = (Failed::default(), Failed::default());
+        let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];
+        index.calls(Some(since), Some(until), |c| {
+            servers.add(&c.usage);
+            failed.0.add(GroupBy::Server, &c.usage);
+            tools.add(&c.usage);
+            failed.1.add(GroupBy::Tool, &c.usage);
+            let i = (secs(c.time).saturating_sub(start) / step).min(BUCKETS - 1);
+            if let Some(b) = series.get_mut(usize::try_from(i).unwrap_or(0)) {
+                b.calls += 1;
+                b.errors += u64::from(c.usage.error);
+                b.denied += u64::from(c.usage.denied);
+                b.failed += u64::from(c.usage.error && !c.usage.denied);
+            }
+        })?;
+        Ok(Counts {
+            servers: servers.finish(),
+            tools: tools.finish(),
+            series,
+            failed,
+        })
+    })
+    .await
 }
