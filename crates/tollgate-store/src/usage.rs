@@ -8,13 +8,18 @@
 //! virtual server, name, exposed name; prices are configuration, applied
 //! here in Rust per group), and counts each group's durations per
 //! histogram bucket (`tollgate_meter::duration_bucket`, stored by the
-//! shipper);
-//! a group of at most `EXACT_DURATIONS` calls has its exact durations
-//! read by a second query, as the meter keeps them exactly. Only
-//! `complete` records count, as over the files: `audit_usage` holds no
-//! others.
+//! shipper); a group of at most `EXACT_DURATIONS` calls has its exact
+//! durations read by a second query, as the meter keeps them exactly. A
+//! series (`series`) is a scan of its own on a second connection, run
+//! beside the first. Only `complete` records count, as over the files:
+//! `audit_usage` holds no others.
+//!
+//! Bytes and tokens are summed as `float8`: PostgreSQL sums a `bigint`
+//! into a `numeric` allocated per group, which made a month's spend take
+//! half again as long; a `float8` sum of whole numbers is exact below
+//! 2^53 (nine petabytes, or 9·10^15 tokens, per group and window).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio_postgres::types::ToSql;
@@ -25,21 +30,10 @@ use crate::Store;
 use crate::error::{Result, StoreError};
 
 mod activity;
+mod series;
 
 pub use activity::{Activity, ActivityStep, Steps};
-
-/// Tokens of one step of a spend series (`t`: its start, Unix seconds).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SeriesPoint {
-    /// The step's start, Unix seconds.
-    pub t: u64,
-    /// Tokens of its calls.
-    pub tokens: u64,
-    /// Of which in catalogue responses.
-    pub catalog_tokens: u64,
-    /// What they cost.
-    pub cost: f64,
-}
+pub use series::SeriesPoint;
 
 /// The window and grouping of a usage question.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +52,6 @@ pub struct UsageQuestion {
 /// bit set for each column the set leaves out (`k` the higher).
 const GROUPS: i32 = 0b01;
 const BUCKETS: i32 = 0b00;
-const STEPS: i32 = 0b11;
 
 impl Store {
     /// The usage report of every replica's complete calls, as
@@ -69,39 +62,37 @@ impl Store {
     ///
     /// The store cannot be reached or refused the query.
     pub async fn usage(&self, question: UsageQuestion, prices: &Prices) -> Result<(UsageReport, Vec<SeriesPoint>)> {
-        let client = self.client().await?;
         let window = Window::of(&question);
-        let priced = prices.currency().is_some();
-        let sql = scan_sql(question.by, priced, question.step, &window);
+        tokio::try_join!(
+            self.report(question.by, &window, prices),
+            self.series(question.step, &window, prices),
+        )
+    }
+
+    /// The report of the calls in `window`, grouped `by`.
+    async fn report(&self, by: GroupBy, window: &Window, prices: &Prices) -> Result<UsageReport> {
+        let client = self.client().await?;
+        let sql = scan_sql(by, prices.currency().is_some(), window);
         let rows = client
             .query(&sql, &window.params())
             .await
             .map_err(StoreError::db("summing usage"))?;
-        let mut usage = Usage::new(question.by);
+        let mut usage = Usage::new(by);
         let mut calls: HashMap<Option<String>, u64> = HashMap::new();
-        let mut steps: BTreeMap<u64, (SeriesPoint, BTreeMap<u64, u64>)> = BTreeMap::new();
         let mut buckets = Vec::new();
         for row in &rows {
-            let set: i32 = row.get(0);
             let key: Option<String> = row.get(1);
             let sums = sums(row);
-            match set {
+            match row.get::<_, i32>(0) {
                 GROUPS => {
                     let sums = UsageSums {
-                        per_million: price(prices, row),
+                        per_million: price(prices, row, 2),
                         ..sums
                     };
                     *calls.entry(key.clone()).or_default() += sums.calls;
                     usage.add_sums(key.as_deref(), &sums);
                 }
                 BUCKETS => buckets.push((key, row.get::<_, i64>(6), sums.calls)),
-                STEPS => {
-                    let t = row.get::<_, i64>(7).unsigned_abs();
-                    let (point, priced) = steps.entry(t).or_default();
-                    point.tokens += sums.tokens;
-                    point.catalog_tokens += sums.catalog_tokens;
-                    *priced.entry(price(prices, row).to_bits()).or_default() += sums.tokens;
-                }
                 _ => {}
             }
         }
@@ -115,69 +106,62 @@ impl Store {
         }
         if !exact.is_empty() {
             let small: Vec<&Option<String>> = exact.iter().collect();
-            for (key, d) in durations(&client, question.by, &window, &small).await? {
+            for (key, d) in durations(&client, by, window, &small).await? {
                 usage.add_duration(key.as_deref(), d);
             }
         }
         let mut report = usage.finish();
         report.currency = prices.currency().map(str::to_owned);
-        Ok((report, series(steps)))
+        Ok(report)
     }
 }
 
-/// A step's points with their cost, tokens summed per price.
-#[allow(clippy::cast_precision_loss, reason = "money from a token count")]
-fn series(steps: BTreeMap<u64, (SeriesPoint, BTreeMap<u64, u64>)>) -> Vec<SeriesPoint> {
-    steps
-        .into_iter()
-        .map(|(t, (point, priced))| SeriesPoint {
-            t,
-            cost: priced
-                .iter()
-                .map(|(p, tokens)| f64::from_bits(*p) * *tokens as f64 / 1_000_000.0)
-                .sum(),
-            ..point
-        })
-        .collect()
-}
-
-/// The sums of a scan row (columns 8 on; a byte or token sum as its high
-/// and low parts, see [`split_sum`]).
+/// The sums of a scan row (columns 8 on).
 fn sums(row: &tokio_postgres::Row) -> UsageSums {
-    let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
-    let split = |i: usize| {
-        let whole = i128::from(n(i)) * (1 << 31) + i128::from(n(i + 1));
-        i64::try_from(whole).unwrap_or(i64::MAX).unsigned_abs()
-    };
+    let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0).unsigned_abs();
+    let sum = |i: usize| whole(row.get::<_, Option<f64>>(i));
     UsageSums {
-        calls: n(8).unsigned_abs(),
-        errors: n(9).unsigned_abs(),
-        denied: n(10).unsigned_abs(),
-        bytes_in: split(11),
-        bytes_out: split(13),
-        tokens: split(15),
-        catalog_tokens: split(17),
+        calls: n(8),
+        errors: n(9),
+        denied: n(10),
+        bytes_in: sum(11),
+        bytes_out: sum(12),
+        tokens: sum(13),
+        catalog_tokens: sum(14),
         per_million: 0.0,
     }
 }
 
-/// The exact sum of the bigint `column` as two sums of integers, its bits
-/// above and below the 31st: PostgreSQL sums integers in a plain 64-bit
-/// state, but bigints in a wider one allocated per group, which made the
-/// scan a third slower. `high * 2^31 + low` is the sum.
-fn split_sum(column: &str, filter: &str) -> String {
-    format!("sum(({column} >> 31)::int){filter}, sum(({column} & 2147483647)::int){filter}")
+/// A `float8` sum of whole numbers as the number (0 for none).
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a sum of non-negative whole numbers, exact below 2^53"
+)]
+fn whole(sum: Option<f64>) -> u64 {
+    sum.filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(0, |s| s.round() as u64)
 }
 
-/// The price per million tokens of the calls of a scan row (columns 2 to
-/// 5: route, virtual server, name, exposed name).
-fn price(prices: &Prices, row: &tokio_postgres::Row) -> f64 {
-    let text = |i: usize| row.get::<_, Option<&str>>(i);
+/// The columns that decide a call's price (route, virtual server, name,
+/// exposed name), or four NULLs when nothing is priced.
+fn pricing(priced: bool) -> &'static str {
+    if priced {
+        "route, virtual_server, name, exposed_name"
+    } else {
+        "NULL::text, NULL::text, NULL::text, NULL::text"
+    }
+}
+
+/// The price per million tokens of the calls of a row whose [`pricing`]
+/// columns start at `first`.
+fn price(prices: &Prices, row: &tokio_postgres::Row, first: usize) -> f64 {
+    let text = |i: usize| row.get::<_, Option<&str>>(first + i);
     let call = Priced {
-        route: text(2).unwrap_or_default(),
-        via: text(3),
-        name: text(4),
-        exposed: text(5),
+        route: text(0).unwrap_or_default(),
+        via: text(1),
+        name: text(2),
+        exposed: text(3),
     };
     prices.per_million(&call).unwrap_or(0.0)
 }
@@ -226,35 +210,19 @@ fn key_sql(by: GroupBy) -> &'static str {
     }
 }
 
-/// One scan: sums per group and price-deciding columns, duration counts
-/// per group and bucket, and (with `step`) tokens per step and price.
-fn scan_sql(by: GroupBy, priced: bool, step: Option<u64>, window: &Window) -> String {
-    let pricing = if priced {
-        "route, virtual_server, name, exposed_name"
-    } else {
-        "NULL::text, NULL::text, NULL::text, NULL::text"
-    };
-    let t = step.map_or_else(
-        || "NULL::bigint".to_owned(),
-        |s| format!("(floor(date_part('epoch', time) / {s}) * {s})::bigint"),
-    );
-    let (steps, t_out) = if step.is_some() {
-        (", (t, r, v, n, x)", "t")
-    } else {
-        ("", "NULL::bigint")
-    };
+/// One scan: sums per group and price-deciding columns, and duration
+/// counts per group and bucket.
+fn scan_sql(by: GroupBy, priced: bool, window: &Window) -> String {
     format!(
-        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, {t_out}, count(*), sum(failed::int), \
-         sum(denied::int), {}, {}, {}, {} \
-         FROM (SELECT {key} AS k, {pricing}, bucket AS b, {t} AS t, failed, denied, bytes_in, bytes_out, tokens, \
-           catalog FROM audit_usage WHERE {conds}) AS c (k, r, v, n, x, b, t, failed, denied, bytes_in, bytes_out, \
-           tokens, catalog) \
-         GROUP BY GROUPING SETS ((k, r, v, n, x), (k, b){steps})",
-        split_sum("bytes_in", ""),
-        split_sum("bytes_out", ""),
-        split_sum("tokens", ""),
-        split_sum("tokens", " FILTER (WHERE catalog)"),
+        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, NULL::bigint, count(*), \
+         count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), sum(bytes_in::float8), \
+         sum(bytes_out::float8), sum(tokens::float8), sum(tokens::float8) FILTER (WHERE catalog) \
+         FROM (SELECT {key} AS k, {pricing}, bucket AS b, failed, denied, bytes_in, bytes_out, tokens, catalog \
+           FROM audit_usage WHERE {conds}) AS c (k, r, v, n, x, b, failed, denied, bytes_in, bytes_out, tokens, \
+           catalog) \
+         GROUP BY GROUPING SETS ((k, r, v, n, x), (k, b))",
         key = key_sql(by),
+        pricing = pricing(priced),
         conds = window.conds,
     )
 }
@@ -319,15 +287,18 @@ mod tests {
             until: None,
             step: Some(3600),
         };
-        let sql = scan_sql(q.by, true, q.step, &Window::of(&q));
+        let sql = scan_sql(q.by, true, &Window::of(&q));
         assert!(sql.contains("COALESCE(name, '(' || method || ')') AS k"), "{sql}");
-        assert!(
-            sql.contains("GROUPING SETS ((k, r, v, n, x), (k, b), (t, r, v, n, x))"),
-            "{sql}"
-        );
+        assert!(sql.contains("GROUPING SETS ((k, r, v, n, x), (k, b))"), "{sql}");
         assert!(sql.contains("exposed_name") && sql.contains("FROM audit_usage"));
-        assert!(sql.contains("sum((tokens >> 31)::int) FILTER (WHERE catalog)"), "{sql}");
-        let plain = scan_sql(GroupBy::Team, false, None, &Window::of(&q));
+        assert!(sql.contains("sum(tokens::float8) FILTER (WHERE catalog)"), "{sql}");
+        let plain = scan_sql(GroupBy::Team, false, &Window::of(&q));
         assert!(!plain.contains("exposed_name") && plain.ends_with("(k, b))"), "{plain}");
+    }
+
+    #[test]
+    fn float_sums_read_back_as_whole_numbers() {
+        assert_eq!(whole(Some(9_007_199_254_740_991.0)), 9_007_199_254_740_991);
+        assert_eq!((whole(None), whole(Some(-0.0)), whole(Some(f64::NAN))), (0, 0, 0));
     }
 }
