@@ -369,9 +369,10 @@ fn usage_by_tool_in_csv_sums_what_was_written() {
     // The last line is the total of the groups, as in the table.
     assert!(text.lines().last().unwrap().starts_with("TOTAL,"), "{text}");
     let total = got.remove("TOTAL").unwrap();
-    let want = sums(|c| c.tool.map_or_else(|| "(tools/list)".to_owned(), str::to_owned));
+    // A tool is keyed by its server.
+    let want = sums(|c| format!("{}/{}", c.server, c.tool.unwrap_or("(tools/list)")));
     assert_eq!(got, want);
-    assert_eq!(want["list_issues"], [3, 330, 23000, 5750]);
+    assert_eq!(want["github/list_issues"], [3, 330, 23000, 5750]);
     let summed = want
         .values()
         .fold([0; 4], |acc, v| std::array::from_fn(|i| acc[i] + v[i]));
