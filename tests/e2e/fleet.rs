@@ -325,7 +325,7 @@ async fn a_replica_started_while_the_store_is_down_serves_and_ships_once_it_is_u
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(pg.psql("SELECT max(version) FROM schema_migrations").await, "2");
+    assert_eq!(pg.psql("SELECT max(version) FROM schema_migrations").await, "3");
     let stored = wait_stored(&pg, &sent).await;
     assert_exactly_once(&sent, &stored);
 }

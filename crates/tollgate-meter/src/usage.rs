@@ -301,7 +301,7 @@ impl Usage {
     /// `count` durations of group `key`'s calls in histogram bucket
     /// `bucket` ([`crate::duration_bucket`]): for a group of more than
     /// [`crate::EXACT_DURATIONS`] calls, whose percentiles come from buckets.
-    pub fn add_duration_bucket(&mut self, key: Option<&str>, bucket: usize, count: u64) {
+    pub fn add_duration_bucket(&mut self, key: Option<&str>, bucket: u64, count: u64) {
         self.group(key).durations.add_bucket(bucket, count);
         self.total.durations.add_bucket(bucket, count);
     }

@@ -30,10 +30,15 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "usage",
         sql: include_str!("../migrations/0002_usage.sql"),
     },
+    Migration {
+        version: 3,
+        name: "hdr buckets",
+        sql: include_str!("../migrations/0003_hdr_buckets.sql"),
+    },
 ];
 
 /// The schema version this binary writes and reads.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Where the database's schema stands against this binary.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -102,7 +102,7 @@ impl Store {
             .map(|(k, _)| k.clone())
             .collect();
         for (key, bucket, n) in buckets.iter().filter(|(k, _, _)| !exact.contains(k)) {
-            usage.add_duration_bucket(key.as_deref(), usize::try_from(*bucket).unwrap_or(usize::MAX), *n);
+            usage.add_duration_bucket(key.as_deref(), bucket.unsigned_abs(), *n);
         }
         if !exact.is_empty() {
             let small: Vec<&Option<String>> = exact.iter().collect();

@@ -1,6 +1,6 @@
 //! The schema against a real PostgreSQL: migrations applied once (also by
-//! two replicas at the same time), a newer schema refused, and the ways of
-//! connecting: a password from a secret, TLS with a private CA and a
+//! two replicas at the same time), a newer schema refused, version 3's
+//! buckets equal to the meter's, and the ways of connecting: a password from a secret, TLS with a private CA and a
 //! client certificate.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
@@ -137,4 +137,35 @@ async fn tls_with_a_private_ca_and_a_client_certificate() {
     };
     let e = Store::new(&wrong_ca).unwrap().status().await.unwrap_err();
     assert!(e.to_string().to_lowercase().contains("certificate"), "{e}");
+}
+
+#[tokio::test]
+async fn the_bucket_migration_computes_the_meters_histogram_buckets() {
+    let pg = PostgresServer::start().await;
+    let store = store(&pg);
+    store.migrate().await.unwrap();
+    // Durations around every power of two, and between.
+    let mut durations: Vec<u64> = (0..63).flat_map(|e| [(1u64 << e) - 1, 1 << e, (1 << e) + 1]).collect();
+    durations.extend((0..2000u64).map(|i| i * i * 7919 + i));
+    durations.sort_unstable();
+    durations.dedup();
+    let values: Vec<String> = durations.iter().map(u64::to_string).collect();
+    pg.psql(&format!(
+        "CREATE TABLE audit_usage_1970_01 PARTITION OF audit_usage FOR VALUES FROM ('1970-01-01') TO ('1970-02-01'); \
+         INSERT INTO audit_usage (time, replica, file, line_no, catalog, failed, denied, tokens, bytes_in, bytes_out, \
+         duration_us, bucket) SELECT 'epoch', 'r', 'f', d, false, false, false, 0, 0, 0, d, 0 \
+         FROM unnest('{{{}}}'::bigint[]) AS d",
+        values.join(",")
+    ))
+    .await;
+    // Version 3's statement, run again over these rows.
+    pg.psql(include_str!("../migrations/0003_hdr_buckets.sql")).await;
+    let stored = pg
+        .psql("SELECT string_agg(duration_us || ':' || bucket, ',' ORDER BY line_no) FROM audit_usage")
+        .await;
+    let expected: Vec<String> = durations
+        .iter()
+        .map(|d| format!("{d}:{}", tollgate_meter::duration_bucket(*d)))
+        .collect();
+    assert_eq!(stored, expected.join(","));
 }

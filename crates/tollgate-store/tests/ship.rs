@@ -190,15 +190,16 @@ async fn upgrading_fills_the_usage_table_as_shipping_does() {
     let shipped = usage_rows(&pg).await;
     assert_eq!(shipped.matches(';').count(), 299);
 
-    // The store as schema version 1 left it, then upgraded.
+    // The store as schema version 1 left it, then upgraded through
+    // version 2 (buckets of 32 a power of two) to 3 (the HDR histogram's).
     pg.psql(
-        "DROP TABLE audit_usage; DELETE FROM schema_migrations WHERE version = 2; \
+        "DROP TABLE audit_usage; DELETE FROM schema_migrations WHERE version >= 2; \
          CREATE INDEX audit_records_team ON audit_records (team, time) \
          INCLUDE (tokens, bytes_in, bytes_out, duration_us) WHERE team IS NOT NULL",
     )
     .await;
     let applied = store.migrate().await.unwrap();
-    assert_eq!(applied.iter().map(|m| m.version).collect::<Vec<_>>(), [2]);
+    assert_eq!(applied.iter().map(|m| m.version).collect::<Vec<_>>(), [2, 3]);
     assert_eq!(
         usage_rows(&pg).await,
         shipped,

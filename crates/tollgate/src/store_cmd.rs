@@ -119,14 +119,14 @@ mod tests {
         let s = SchemaStatus {
             version: 0,
             applied_at: None,
-            known: 2,
+            known: 3,
             pending: tollgate_store::MIGRATIONS.to_vec(),
         };
         let text = render(&s, "postgres://tollgate@db/tg");
         assert_eq!(
             text,
-            "store: postgres://tollgate@db/tg\nschema version: 0 (this Tollgate: 2)\n\
-             pending migrations (tollgate store migrate):\n  1 governance\n  2 usage\n"
+            "store: postgres://tollgate@db/tg\nschema version: 0 (this Tollgate: 3)\n\
+             pending migrations (tollgate store migrate):\n  1 governance\n  2 usage\n  3 hdr buckets\n"
         );
         let newer = SchemaStatus {
             version: 7,

@@ -115,7 +115,7 @@ pub(crate) struct UsageRow {
     pub(crate) bytes_in: i64,
     pub(crate) bytes_out: i64,
     pub(crate) duration_us: i64,
-    pub(crate) bucket: i16,
+    pub(crate) bucket: i64,
 }
 
 /// The optional text columns, in [`Columns::text`] order.
@@ -198,7 +198,7 @@ impl Columns {
                 bytes_in: f.bytes_in.unwrap_or(0),
                 bytes_out: f.bytes_out.unwrap_or(0),
                 duration_us,
-                bucket: i16::try_from(tollgate_meter::duration_bucket(duration_us.unsigned_abs())).unwrap_or(i16::MAX),
+                bucket: i64::try_from(tollgate_meter::duration_bucket(duration_us.unsigned_abs())).unwrap_or(i64::MAX),
             });
         }
         time
@@ -241,7 +241,7 @@ mod tests {
         let u = &c.usage[0];
         assert_eq!((u.at, u.tokens, u.duration_us), (0, 100, 1500));
         assert!(!u.failed && !u.denied && !u.catalog);
-        assert_eq!(u.bucket, i16::try_from(tollgate_meter::duration_bucket(1500)).unwrap());
+        assert_eq!(u.bucket, i64::try_from(tollgate_meter::duration_bucket(1500)).unwrap());
         assert_eq!(
             u.exposed_name, None,
             "exposed names count only through a virtual server"

@@ -112,7 +112,7 @@ fn sql() -> &'static Sql {
         usage.extend([("exposed_name", Type::TEXT), ("catalog", Type::BOOL)]);
         usage.extend([("failed", Type::BOOL), ("denied", Type::BOOL)]);
         usage.extend(["tokens", "bytes_in", "bytes_out", "duration_us"].map(|n| (n, Type::INT8)));
-        usage.push(("bucket", Type::INT2));
+        usage.push(("bucket", Type::INT8));
         Sql {
             records: CopyInto::new(&records),
             usage: CopyInto::new(&usage),
