@@ -4,24 +4,26 @@
 //! complete call, instead of reading every stored line.
 //!
 //! The report is the one `tollgate-meter` makes from the files, number for
-//! number: one scan sums each group per price-deciding columns (route,
-//! virtual server, name, exposed name; prices are configuration, applied
-//! here in Rust per group), and counts each group's durations per
-//! histogram bucket (`tollgate_meter::duration_bucket`, stored by the
-//! shipper); a group of at most `EXACT_DURATIONS` calls has its exact
-//! durations read by a second query, as the meter keeps them exactly. A
-//! series (`series`) is a scan of its own on a second connection, run
-//! beside the first. Only `complete` records count, as over the files:
-//! `audit_usage` holds no others.
+//! number, from scans run at once, each on a connection of its own (so a
+//! question uses every core): one sums each group per price-deciding
+//! columns (route, virtual server, name, exposed name; prices are
+//! configuration, applied here in Rust per group), one counts each
+//! group's durations per histogram bucket (`tollgate_meter::duration_bucket`,
+//! stored by the shipper), and with a step one sums tokens per step
+//! (`series`). A group of at most `EXACT_DURATIONS` calls has its exact
+//! durations read afterwards, as the meter keeps them exactly. Only
+//! `complete` records count, as over the files: `audit_usage` holds no
+//! others.
 //!
-//! Bytes and tokens are summed as `float8`: PostgreSQL sums a `bigint`
-//! into a `numeric` allocated per group, which made a month's spend take
-//! half again as long; a `float8` sum of whole numbers is exact below
-//! 2^53 (nine petabytes, or 9·10^15 tokens, per group and window).
+//! Bytes and tokens are summed as `float8`, the cheapest aggregate:
+//! PostgreSQL sums a `bigint` into a `numeric` kept per group. A `float8`
+//! sum of whole numbers is exact below 2^53 (nine petabytes, or 9·10^15
+//! tokens, per group and window).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use tollgate_limit::{Priced, Prices};
 use tollgate_meter::{EXACT_DURATIONS, GroupBy, Usage, UsageReport, UsageSums};
@@ -48,11 +50,6 @@ pub struct UsageQuestion {
     pub step: Option<u64>,
 }
 
-/// Which grouping set a row of the scan belongs to: `GROUPING(k, b)`, a
-/// bit set for each column the set leaves out (`k` the higher).
-const GROUPS: i32 = 0b01;
-const BUCKETS: i32 = 0b00;
-
 impl Store {
     /// The usage report of every replica's complete calls, as
     /// `tollgate_report::spend::report` gives it from the files, priced
@@ -63,48 +60,60 @@ impl Store {
     /// The store cannot be reached or refused the query.
     pub async fn usage(&self, question: UsageQuestion, prices: &Prices) -> Result<(UsageReport, Vec<SeriesPoint>)> {
         let window = Window::of(&question);
-        tokio::try_join!(
-            self.report(question.by, &window, prices),
+        let (by, priced) = (question.by, prices.currency().is_some());
+        let (sums, buckets, series) = tokio::try_join!(
+            self.rows(sums_sql(by, priced, &window), &window, "summing usage"),
+            self.rows(buckets_sql(by, &window), &window, "counting durations"),
             self.series(question.step, &window, prices),
-        )
+        )?;
+        let report = self.report(by, &window, prices, &sums, &buckets).await?;
+        Ok((report, series))
     }
 
-    /// The report of the calls in `window`, grouped `by`.
-    async fn report(&self, by: GroupBy, window: &Window, prices: &Prices) -> Result<UsageReport> {
+    /// The rows of one scan of `window`, on a connection of its own.
+    async fn rows(&self, sql: String, window: &Window, context: &'static str) -> Result<Vec<Row>> {
         let client = self.client().await?;
-        let sql = scan_sql(by, prices.currency().is_some(), window);
-        let rows = client
+        client
             .query(&sql, &window.params())
             .await
-            .map_err(StoreError::db("summing usage"))?;
+            .map_err(StoreError::db(context))
+    }
+
+    /// The report from the scans' rows: [`sums_sql`]'s and
+    /// [`buckets_sql`]'s, with the exact durations of small groups.
+    async fn report(
+        &self,
+        by: GroupBy,
+        window: &Window,
+        prices: &Prices,
+        sums: &[Row],
+        buckets: &[Row],
+    ) -> Result<UsageReport> {
         let mut usage = Usage::new(by);
         let mut calls: HashMap<Option<String>, u64> = HashMap::new();
-        let mut buckets = Vec::new();
-        for row in &rows {
-            let key: Option<String> = row.get(1);
-            let sums = sums(row);
-            match row.get::<_, i32>(0) {
-                GROUPS => {
-                    let sums = UsageSums {
-                        per_million: price(prices, row, 2),
-                        ..sums
-                    };
-                    *calls.entry(key.clone()).or_default() += sums.calls;
-                    usage.add_sums(key.as_deref(), &sums);
-                }
-                BUCKETS => buckets.push((key, row.get::<_, i64>(6), sums.calls)),
-                _ => {}
-            }
+        for row in sums {
+            let key: Option<String> = row.get(0);
+            let sums = UsageSums {
+                per_million: price(prices, row, 1),
+                ..group_sums(row)
+            };
+            *calls.entry(key.clone()).or_default() += sums.calls;
+            usage.add_sums(key.as_deref(), &sums);
         }
         let exact: HashSet<Option<String>> = calls
             .iter()
             .filter(|(_, n)| **n <= EXACT_DURATIONS as u64)
             .map(|(k, _)| k.clone())
             .collect();
-        for (key, bucket, n) in buckets.iter().filter(|(k, _, _)| !exact.contains(k)) {
-            usage.add_duration_bucket(key.as_deref(), bucket.unsigned_abs(), *n);
+        for row in buckets {
+            let key: Option<String> = row.get(0);
+            if !exact.contains(&key) {
+                let (bucket, n) = (row.get::<_, i64>(1), row.get::<_, i64>(2));
+                usage.add_duration_bucket(key.as_deref(), bucket.unsigned_abs(), n.unsigned_abs());
+            }
         }
         if !exact.is_empty() {
+            let client = self.client().await?;
             let small: Vec<&Option<String>> = exact.iter().collect();
             for (key, d) in durations(&client, by, window, &small).await? {
                 usage.add_duration(key.as_deref(), d);
@@ -116,18 +125,18 @@ impl Store {
     }
 }
 
-/// The sums of a scan row (columns 8 on).
-fn sums(row: &tokio_postgres::Row) -> UsageSums {
+/// The sums of a [`sums_sql`] row (columns 5 on).
+fn group_sums(row: &Row) -> UsageSums {
     let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0).unsigned_abs();
     let sum = |i: usize| whole(row.get::<_, Option<f64>>(i));
     UsageSums {
-        calls: n(8),
-        errors: n(9),
-        denied: n(10),
-        bytes_in: sum(11),
-        bytes_out: sum(12),
-        tokens: sum(13),
-        catalog_tokens: sum(14),
+        calls: n(5),
+        errors: n(6),
+        denied: n(7),
+        bytes_in: sum(8),
+        bytes_out: sum(9),
+        tokens: sum(10),
+        catalog_tokens: sum(11),
         per_million: 0.0,
     }
 }
@@ -210,19 +219,25 @@ fn key_sql(by: GroupBy) -> &'static str {
     }
 }
 
-/// One scan: sums per group and price-deciding columns, and duration
-/// counts per group and bucket.
-fn scan_sql(by: GroupBy, priced: bool, window: &Window) -> String {
+/// Sums per group and price-deciding columns: the key, the [`pricing`]
+/// columns, then calls, errors, denials, bytes in and out, tokens and
+/// catalogue tokens.
+fn sums_sql(by: GroupBy, priced: bool, window: &Window) -> String {
     format!(
-        "SELECT GROUPING(k, b)::int, k, r, v, n, x, b::bigint, NULL::bigint, count(*), \
-         count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), sum(bytes_in::float8), \
-         sum(bytes_out::float8), sum(tokens::float8), sum(tokens::float8) FILTER (WHERE catalog) \
-         FROM (SELECT {key} AS k, {pricing}, bucket AS b, failed, denied, bytes_in, bytes_out, tokens, catalog \
-           FROM audit_usage WHERE {conds}) AS c (k, r, v, n, x, b, failed, denied, bytes_in, bytes_out, tokens, \
-           catalog) \
-         GROUP BY GROUPING SETS ((k, r, v, n, x), (k, b))",
+        "SELECT {key}, {pricing}, count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), \
+         sum(bytes_in::float8), sum(bytes_out::float8), sum(tokens::float8), \
+         sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage WHERE {conds} GROUP BY 1, 2, 3, 4, 5",
         key = key_sql(by),
         pricing = pricing(priced),
+        conds = window.conds,
+    )
+}
+
+/// Calls per group and duration bucket: the key, the bucket, the count.
+fn buckets_sql(by: GroupBy, window: &Window) -> String {
+    format!(
+        "SELECT {key}, bucket, count(*) FROM audit_usage WHERE {conds} GROUP BY 1, 2",
+        key = key_sql(by),
         conds = window.conds,
     )
 }
@@ -280,20 +295,24 @@ mod tests {
     }
 
     #[test]
-    fn the_scan_groups_by_key_and_price_and_by_key_and_bucket() {
+    fn the_scans_group_by_key_and_price_and_by_key_and_bucket() {
         let q = UsageQuestion {
             by: GroupBy::Tool,
             since: None,
             until: None,
-            step: Some(3600),
+            step: None,
         };
-        let sql = scan_sql(q.by, true, &Window::of(&q));
-        assert!(sql.contains("COALESCE(name, '(' || method || ')') AS k"), "{sql}");
-        assert!(sql.contains("GROUPING SETS ((k, r, v, n, x), (k, b))"), "{sql}");
-        assert!(sql.contains("exposed_name") && sql.contains("FROM audit_usage"));
-        assert!(sql.contains("sum(tokens::float8) FILTER (WHERE catalog)"), "{sql}");
-        let plain = scan_sql(GroupBy::Team, false, &Window::of(&q));
-        assert!(!plain.contains("exposed_name") && plain.ends_with("(k, b))"), "{plain}");
+        let sql = sums_sql(q.by, true, &Window::of(&q));
+        assert!(sql.contains("COALESCE(name, '(' || method || ')'), route"), "{sql}");
+        assert!(sql.contains("sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage"), "{sql}");
+        assert!(sql.ends_with("GROUP BY 1, 2, 3, 4, 5"), "{sql}");
+        let plain = sums_sql(GroupBy::Team, false, &Window::of(&q));
+        assert!(!plain.contains("exposed_name") && plain.starts_with("SELECT team, NULL::text"), "{plain}");
+        let buckets = buckets_sql(GroupBy::Team, &Window::of(&q));
+        assert_eq!(
+            buckets,
+            "SELECT team, bucket, count(*) FROM audit_usage WHERE TRUE GROUP BY 1, 2"
+        );
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! The console's spend series across the fleet: tokens per step of a
-//! window, priced, from `audit_usage`. A scan of its own, which
-//! [`Store::usage`] runs on a second connection beside the report's, so
-//! that on a machine with two cores the two take about as long as one.
+//! window, priced, from `audit_usage`: a scan of its own, which
+//! [`Store::usage`] runs beside the report's.
 
 use std::collections::BTreeMap;
 
