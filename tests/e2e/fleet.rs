@@ -228,7 +228,8 @@ async fn a_store_stopped_under_calls_fails_and_slows_none_and_loses_none_once_ba
         detail["fleet_store"]["lag_seconds"].as_f64().unwrap() > 1.0,
         "{detail:#}"
     );
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Down for 30 s in all, under calls.
+    tokio::time::sleep(Duration::from_secs(25)).await;
     pg.start_again().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     stop.send(true).unwrap();
