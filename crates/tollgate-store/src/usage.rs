@@ -60,9 +60,9 @@ impl Store {
     /// The store cannot be reached or refused the query.
     pub async fn usage(&self, question: UsageQuestion, prices: &Prices) -> Result<(UsageReport, Vec<SeriesPoint>)> {
         let window = Window::of(&question);
-        let (by, priced) = (question.by, prices.currency().is_some());
+        let by = question.by;
         let (sums, buckets, series) = tokio::try_join!(
-            self.rows(sums_sql(by, priced, &window), &window, "summing usage"),
+            self.rows(sums_sql(by, prices, &window), &window, "summing usage"),
             self.rows(buckets_sql(by, &window), &window, "counting durations"),
             self.series(question.step, &window, prices),
         )?;
@@ -153,12 +153,14 @@ fn whole(sum: Option<f64>) -> u64 {
 }
 
 /// The columns that decide a call's price (route, virtual server, name,
-/// exposed name), or four NULLs when nothing is priced.
-fn pricing(priced: bool) -> &'static str {
-    if priced {
-        "route, virtual_server, name, exposed_name"
-    } else {
-        "NULL::text, NULL::text, NULL::text, NULL::text"
+/// exposed name), as NULLs where no price looks: the names when no price
+/// names tools, all four without prices. Grouping by fewer columns makes
+/// fewer groups.
+fn pricing(prices: &Prices) -> &'static str {
+    match (prices.currency().is_some(), prices.by_tool()) {
+        (false, _) => "NULL::text, NULL::text, NULL::text, NULL::text",
+        (true, false) => "route, virtual_server, NULL::text, NULL::text",
+        (true, true) => "route, virtual_server, name, exposed_name",
     }
 }
 
@@ -222,13 +224,13 @@ fn key_sql(by: GroupBy) -> &'static str {
 /// Sums per group and price-deciding columns: the key, the [`pricing`]
 /// columns, then calls, errors, denials, bytes in and out, tokens and
 /// catalogue tokens.
-fn sums_sql(by: GroupBy, priced: bool, window: &Window) -> String {
+fn sums_sql(by: GroupBy, prices: &Prices, window: &Window) -> String {
     format!(
         "SELECT {key}, {pricing}, count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), \
          sum(bytes_in::float8), sum(bytes_out::float8), sum(tokens::float8), \
          sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage WHERE {conds} GROUP BY 1, 2, 3, 4, 5",
         key = key_sql(by),
-        pricing = pricing(priced),
+        pricing = pricing(prices),
         conds = window.conds,
     )
 }
@@ -302,17 +304,41 @@ mod tests {
             until: None,
             step: None,
         };
-        let sql = sums_sql(q.by, true, &Window::of(&q));
+        let by_tool = Prices::new(vec![price(&["github"], &["search_*"])], "EUR");
+        let sql = sums_sql(q.by, &by_tool, &Window::of(&q));
         assert!(sql.contains("COALESCE(name, '(' || method || ')'), route"), "{sql}");
-        assert!(sql.contains("sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage"), "{sql}");
+        assert!(
+            sql.contains("sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage"),
+            "{sql}"
+        );
         assert!(sql.ends_with("GROUP BY 1, 2, 3, 4, 5"), "{sql}");
-        let plain = sums_sql(GroupBy::Team, false, &Window::of(&q));
-        assert!(!plain.contains("exposed_name") && plain.starts_with("SELECT team, NULL::text"), "{plain}");
+        let plain = sums_sql(GroupBy::Team, &Prices::default(), &Window::of(&q));
+        assert!(
+            !plain.contains("exposed_name") && plain.starts_with("SELECT team, NULL::text"),
+            "{plain}"
+        );
+        let by_route = sums_sql(
+            GroupBy::Team,
+            &Prices::new(vec![price(&["github"], &[])], "EUR"),
+            &Window::of(&q),
+        );
+        assert!(
+            by_route.starts_with("SELECT team, route, virtual_server, NULL::text, NULL::text"),
+            "{by_route}"
+        );
         let buckets = buckets_sql(GroupBy::Team, &Window::of(&q));
         assert_eq!(
             buckets,
             "SELECT team, bucket, count(*) FROM audit_usage WHERE TRUE GROUP BY 1, 2"
         );
+    }
+
+    fn price(routes: &[&str], tools: &[&str]) -> tollgate_config::Price {
+        tollgate_config::Price {
+            routes: routes.iter().map(|s| (*s).to_owned()).collect(),
+            tools: tools.iter().map(|s| (*s).to_owned()).collect(),
+            per_million_tokens: 3.0,
+        }
     }
 
     #[test]

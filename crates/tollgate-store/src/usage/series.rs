@@ -34,7 +34,7 @@ impl Store {
             "SELECT (floor(date_part('epoch', time) / {step}) * {step})::bigint, {pricing}, \
              sum(tokens::float8), sum(tokens::float8) FILTER (WHERE catalog) \
              FROM audit_usage WHERE {conds} GROUP BY 1, 2, 3, 4, 5",
-            pricing = pricing(prices.currency().is_some()),
+            pricing = pricing(prices),
             conds = window.conds,
         );
         let client = self.client().await?;
