@@ -131,6 +131,16 @@ async fn main() {
         ..question
     };
     let (console_time, _) = best_of(3, || async { store.usage(series, &prices).await.unwrap() }).await;
+    // Prices that name tools: the scans group by the tools' names too.
+    let per_tool = Prices::new(
+        vec![Price {
+            routes: vec![],
+            tools: vec!["search*".into()],
+            per_million_tokens: 3.0,
+        }],
+        "EUR",
+    );
+    let (per_tool_time, _) = best_of(3, || async { store.usage(series, &per_tool).await.unwrap() }).await;
     let (stream_time, streamed) = timed(|| async { streamed_usage(&store, month, &prices).await }).await;
     assert_eq!(report, streamed, "SQL sums equal the sums of the stored lines");
 
@@ -159,8 +169,12 @@ async fn main() {
         ms(usage_time)
     );
     println!(
-        "| The same with the console's daily series | {} | ≤ 3 s |",
+        "| The same with the console's daily series (prices per server) | {} | ≤ 3 s |",
         ms(console_time)
+    );
+    println!(
+        "| The same with prices per tool (grouped by tool names too) | {} | ≤ 3 s |",
+        ms(per_tool_time)
     );
     println!(
         "| The same summed from every stored line (before: streaming and parsing) | {} | |",
