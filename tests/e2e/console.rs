@@ -17,6 +17,8 @@
 
 #[path = "console/actions.rs"]
 mod actions;
+#[path = "console/provider.rs"]
+mod provider;
 #[path = "console/reports.rs"]
 mod reports;
 #[path = "console/signin.rs"]
