@@ -45,10 +45,9 @@ impl Prices {
         (!self.prices.is_empty()).then_some(self.currency.as_str())
     }
 
-    /// Whether a price names tools: else a call's price depends on its
-    /// route and virtual server only.
-    pub fn by_tool(&self) -> bool {
-        self.prices.iter().any(|p| !p.tools.is_empty())
+    /// The prices, in the order they are tried.
+    pub fn rules(&self) -> &[Price] {
+        &self.prices
     }
 
     /// The price of a million tokens of `call`, if a price matches it.
@@ -114,8 +113,7 @@ mod tests {
             exposed: Some("jira_x"),
         };
         assert_eq!(prices.per_million(&via), Some(1.0));
-        assert!(prices.by_tool());
-        assert!(!Prices::new(vec![price(&["github"], &[], 2.0)], "EUR").by_tool());
+        assert_eq!(prices.rules().len(), 3);
         assert_eq!(Prices::default().currency(), None);
     }
 }

@@ -5,15 +5,14 @@
 //!
 //! The report is the one `tollgate-meter` makes from the files, number for
 //! number, from scans run at once, each on a connection of its own (so a
-//! question uses every core): one sums each group per price-deciding
-//! columns (route, virtual server, name, exposed name; prices are
-//! configuration, applied here in Rust per group), one counts each
-//! group's durations per histogram bucket (`tollgate_meter::duration_bucket`,
-//! stored by the shipper), and with a step one sums tokens per step
-//! (`series`). A group of at most `EXACT_DURATIONS` calls has its exact
-//! durations read afterwards, as the meter keeps them exactly. Only
-//! `complete` records count, as over the files: `audit_usage` holds no
-//! others.
+//! question uses every core): one sums each group per price (the
+//! configured prices applied in SQL as one `CASE`, `classes`), one counts
+//! each group's durations per histogram bucket
+//! (`tollgate_meter::duration_bucket`, stored by the shipper), and with a
+//! step one sums tokens per step and price (`series`). A group of at most
+//! `EXACT_DURATIONS` calls has its exact durations read afterwards, as the
+//! meter keeps them exactly. Only `complete` records count, as over the
+//! files: `audit_usage` holds no others.
 //!
 //! Bytes and tokens are summed as `float8`, the cheapest aggregate:
 //! PostgreSQL sums a `bigint` into a `numeric` kept per group. A `float8`
@@ -25,16 +24,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
-use tollgate_limit::{Priced, Prices};
+use tollgate_limit::Prices;
 use tollgate_meter::{EXACT_DURATIONS, GroupBy, Usage, UsageReport, UsageSums};
 
 use crate::Store;
 use crate::error::{Result, StoreError};
 
 mod activity;
+mod classes;
 mod series;
 
 pub use activity::{Activity, ActivityStep, Steps};
+use classes::Classes;
 pub use series::SeriesPoint;
 
 /// The window and grouping of a usage question.
@@ -60,23 +61,35 @@ impl Store {
     /// The store cannot be reached or refused the query.
     pub async fn usage(&self, question: UsageQuestion, prices: &Prices) -> Result<(UsageReport, Vec<SeriesPoint>)> {
         let window = Window::of(&question);
+        let classes = Classes::of(prices, window.bounds.len() + 1);
         let by = question.by;
         let (sums, buckets, series) = tokio::try_join!(
-            self.rows(sums_sql(by, prices, &window), &window, "summing usage"),
-            self.rows(buckets_sql(by, &window), &window, "counting durations"),
-            self.series(question.step, &window, prices),
+            self.rows(
+                sums_sql(by, &classes, &window),
+                &window,
+                Some(&classes),
+                "summing usage"
+            ),
+            self.rows(buckets_sql(by, &window), &window, None, "counting durations"),
+            self.series(question.step, &window, &classes, prices),
         )?;
         let report = self.report(by, &window, prices, &sums, &buckets).await?;
         Ok((report, series))
     }
 
-    /// The rows of one scan of `window`, on a connection of its own.
-    async fn rows(&self, sql: String, window: &Window, context: &'static str) -> Result<Vec<Row>> {
+    /// The rows of one scan of `window` (with the parameters of
+    /// `classes`, when it uses them), on a connection of its own.
+    async fn rows(
+        &self,
+        sql: String,
+        window: &Window,
+        classes: Option<&Classes>,
+        context: &'static str,
+    ) -> Result<Vec<Row>> {
+        let mut params = window.params();
+        params.extend(classes.into_iter().flat_map(Classes::params));
         let client = self.client().await?;
-        client
-            .query(&sql, &window.params())
-            .await
-            .map_err(StoreError::db(context))
+        client.query(&sql, &params).await.map_err(StoreError::db(context))
     }
 
     /// The report from the scans' rows: [`sums_sql`]'s and
@@ -94,7 +107,7 @@ impl Store {
         for row in sums {
             let key: Option<String> = row.get(0);
             let sums = UsageSums {
-                per_million: price(prices, row, 1),
+                per_million: Classes::price(prices, row.get(1)),
                 ..group_sums(row)
             };
             *calls.entry(key.clone()).or_default() += sums.calls;
@@ -125,18 +138,18 @@ impl Store {
     }
 }
 
-/// The sums of a [`sums_sql`] row (columns 5 on).
+/// The sums of a [`sums_sql`] row (columns 2 on).
 fn group_sums(row: &Row) -> UsageSums {
     let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0).unsigned_abs();
     let sum = |i: usize| whole(row.get::<_, Option<f64>>(i));
     UsageSums {
-        calls: n(5),
-        errors: n(6),
-        denied: n(7),
-        bytes_in: sum(8),
-        bytes_out: sum(9),
-        tokens: sum(10),
-        catalog_tokens: sum(11),
+        calls: n(2),
+        errors: n(3),
+        denied: n(4),
+        bytes_in: sum(5),
+        bytes_out: sum(6),
+        tokens: sum(7),
+        catalog_tokens: sum(8),
         per_million: 0.0,
     }
 }
@@ -150,31 +163,6 @@ fn group_sums(row: &Row) -> UsageSums {
 fn whole(sum: Option<f64>) -> u64 {
     sum.filter(|s| s.is_finite() && *s > 0.0)
         .map_or(0, |s| s.round() as u64)
-}
-
-/// The columns that decide a call's price (route, virtual server, name,
-/// exposed name), as NULLs where no price looks: the names when no price
-/// names tools, all four without prices. Grouping by fewer columns makes
-/// fewer groups.
-fn pricing(prices: &Prices) -> &'static str {
-    match (prices.currency().is_some(), prices.by_tool()) {
-        (false, _) => "NULL::text, NULL::text, NULL::text, NULL::text",
-        (true, false) => "route, virtual_server, NULL::text, NULL::text",
-        (true, true) => "route, virtual_server, name, exposed_name",
-    }
-}
-
-/// The price per million tokens of the calls of a row whose [`pricing`]
-/// columns start at `first`.
-fn price(prices: &Prices, row: &tokio_postgres::Row, first: usize) -> f64 {
-    let text = |i: usize| row.get::<_, Option<&str>>(first + i);
-    let call = Priced {
-        route: text(0).unwrap_or_default(),
-        via: text(1),
-        name: text(2),
-        exposed: text(3),
-    };
-    prices.per_million(&call).unwrap_or(0.0)
 }
 
 /// The time window as SQL conditions on `time` and their parameters:
@@ -221,16 +209,16 @@ fn key_sql(by: GroupBy) -> &'static str {
     }
 }
 
-/// Sums per group and price-deciding columns: the key, the [`pricing`]
-/// columns, then calls, errors, denials, bytes in and out, tokens and
-/// catalogue tokens.
-fn sums_sql(by: GroupBy, prices: &Prices, window: &Window) -> String {
+/// Sums per group and price: the key, the price's class ([`Classes`]),
+/// then calls, errors, denials, bytes in and out, tokens and catalogue
+/// tokens.
+fn sums_sql(by: GroupBy, classes: &Classes, window: &Window) -> String {
     format!(
-        "SELECT {key}, {pricing}, count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), \
+        "SELECT {key}, {class}, count(*), count(*) FILTER (WHERE failed), count(*) FILTER (WHERE denied), \
          sum(bytes_in::float8), sum(bytes_out::float8), sum(tokens::float8), \
-         sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage WHERE {conds} GROUP BY 1, 2, 3, 4, 5",
+         sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage WHERE {conds} GROUP BY 1, 2",
         key = key_sql(by),
-        pricing = pricing(prices),
+        class = classes.sql,
         conds = window.conds,
     )
 }
@@ -304,41 +292,23 @@ mod tests {
             until: None,
             step: None,
         };
-        let by_tool = Prices::new(vec![price(&["github"], &["search_*"])], "EUR");
-        let sql = sums_sql(q.by, &by_tool, &Window::of(&q));
-        assert!(sql.contains("COALESCE(name, '(' || method || ')'), route"), "{sql}");
+        let window = Window::of(&q);
+        let unpriced = Classes::of(&Prices::default(), 1);
+        let sql = sums_sql(q.by, &unpriced, &window);
+        assert!(
+            sql.contains("COALESCE(name, '(' || method || ')'), -1, count(*)"),
+            "{sql}"
+        );
         assert!(
             sql.contains("sum(tokens::float8) FILTER (WHERE catalog) FROM audit_usage"),
             "{sql}"
         );
-        assert!(sql.ends_with("GROUP BY 1, 2, 3, 4, 5"), "{sql}");
-        let plain = sums_sql(GroupBy::Team, &Prices::default(), &Window::of(&q));
-        assert!(
-            !plain.contains("exposed_name") && plain.starts_with("SELECT team, NULL::text"),
-            "{plain}"
-        );
-        let by_route = sums_sql(
-            GroupBy::Team,
-            &Prices::new(vec![price(&["github"], &[])], "EUR"),
-            &Window::of(&q),
-        );
-        assert!(
-            by_route.starts_with("SELECT team, route, virtual_server, NULL::text, NULL::text"),
-            "{by_route}"
-        );
-        let buckets = buckets_sql(GroupBy::Team, &Window::of(&q));
+        assert!(sql.ends_with("WHERE TRUE GROUP BY 1, 2"), "{sql}");
+        let buckets = buckets_sql(GroupBy::Team, &window);
         assert_eq!(
             buckets,
             "SELECT team, bucket, count(*) FROM audit_usage WHERE TRUE GROUP BY 1, 2"
         );
-    }
-
-    fn price(routes: &[&str], tools: &[&str]) -> tollgate_config::Price {
-        tollgate_config::Price {
-            routes: routes.iter().map(|s| (*s).to_owned()).collect(),
-            tools: tools.iter().map(|s| (*s).to_owned()).collect(),
-            per_million_tokens: 3.0,
-        }
     }
 
     #[test]

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use tollgate_limit::Prices;
 
-use super::{Window, price, pricing, whole};
+use super::{Classes, Window, whole};
 use crate::Store;
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 
 /// Tokens of one step of a spend series (`t`: its start, Unix seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -25,31 +25,33 @@ pub struct SeriesPoint {
 
 impl Store {
     /// Tokens per `step` seconds of the calls in `window`, priced with
-    /// `prices`; none without a step.
-    pub(super) async fn series(&self, step: Option<u64>, window: &Window, prices: &Prices) -> Result<Vec<SeriesPoint>> {
+    /// `prices` (whose [`Classes`] these are); none without a step.
+    pub(super) async fn series(
+        &self,
+        step: Option<u64>,
+        window: &Window,
+        classes: &Classes,
+        prices: &Prices,
+    ) -> Result<Vec<SeriesPoint>> {
         let Some(step) = step.filter(|s| *s > 0) else {
             return Ok(Vec::new());
         };
         let sql = format!(
-            "SELECT (floor(date_part('epoch', time) / {step}) * {step})::bigint, {pricing}, \
+            "SELECT (floor(date_part('epoch', time) / {step}) * {step})::bigint, {class}, \
              sum(tokens::float8), sum(tokens::float8) FILTER (WHERE catalog) \
-             FROM audit_usage WHERE {conds} GROUP BY 1, 2, 3, 4, 5",
-            pricing = pricing(prices),
+             FROM audit_usage WHERE {conds} GROUP BY 1, 2",
+            class = classes.sql,
             conds = window.conds,
         );
-        let client = self.client().await?;
-        let rows = client
-            .query(&sql, &window.params())
-            .await
-            .map_err(StoreError::db("summing a spend series"))?;
+        let rows = self.rows(sql, window, Some(classes), "summing a spend series").await?;
         let mut steps: BTreeMap<u64, (SeriesPoint, BTreeMap<u64, u64>)> = BTreeMap::new();
         for row in &rows {
             let t = row.get::<_, i64>(0).unsigned_abs();
-            let tokens = whole(row.get(5));
+            let tokens = whole(row.get(2));
             let (point, priced) = steps.entry(t).or_default();
             point.tokens += tokens;
-            point.catalog_tokens += whole(row.get(6));
-            *priced.entry(price(prices, row, 1).to_bits()).or_default() += tokens;
+            point.catalog_tokens += whole(row.get(3));
+            *priced.entry(Classes::price(prices, row.get(1)).to_bits()).or_default() += tokens;
         }
         Ok(points(steps))
     }
