@@ -131,7 +131,7 @@ async fn main() {
         ..question
     };
     let (console_time, _) = best_of(3, || async { store.usage(series, &prices).await.unwrap() }).await;
-    // Prices that name tools: the scans group by the tools' names too.
+    // Prices that name tools: the price of each call decided by its name.
     let per_tool = Prices::new(
         vec![Price {
             routes: vec![],
@@ -173,7 +173,7 @@ async fn main() {
         ms(console_time)
     );
     println!(
-        "| The same with prices per tool (grouped by tool names too) | {} | ≤ 3 s |",
+        "| The same with prices per tool | {} | ≤ 3 s |",
         ms(per_tool_time)
     );
     println!(
