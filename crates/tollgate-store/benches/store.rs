@@ -172,10 +172,7 @@ async fn main() {
         "| The same with the console's daily series (prices per server) | {} | ≤ 3 s |",
         ms(console_time)
     );
-    println!(
-        "| The same with prices per tool | {} | ≤ 3 s |",
-        ms(per_tool_time)
-    );
+    println!("| The same with prices per tool | {} | ≤ 3 s |", ms(per_tool_time));
     println!(
         "| The same summed from every stored line (before: streaming and parsing) | {} | |",
         ms(stream_time)
