@@ -65,6 +65,19 @@ pub struct Price {
     pub per_million_tokens: f64,
 }
 
+impl Price {
+    /// `per_million_tokens` for the calls of `routes` whose names match
+    /// `tools` (either empty: any).
+    pub fn new(routes: &[&str], tools: &[&str], per_million_tokens: f64) -> Price {
+        let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        Price {
+            routes: owned(routes),
+            tools: owned(tools),
+            per_million_tokens,
+        }
+    }
+}
+
 /// Whose spend a budget caps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

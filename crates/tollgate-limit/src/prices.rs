@@ -76,21 +76,13 @@ fn matches(price: &Price, call: &Priced<'_>) -> bool {
 mod tests {
     use super::*;
 
-    fn price(routes: &[&str], tools: &[&str], per_million_tokens: f64) -> Price {
-        Price {
-            routes: routes.iter().map(|s| (*s).to_owned()).collect(),
-            tools: tools.iter().map(|s| (*s).to_owned()).collect(),
-            per_million_tokens,
-        }
-    }
-
     #[test]
     fn the_first_matching_price_applies() {
         let prices = Prices::new(
             vec![
-                price(&["github"], &["search_*"], 10.0),
-                price(&["github"], &[], 2.0),
-                price(&["workspace"], &[], 1.0),
+                Price::new(&["github"], &["search_*"], 10.0),
+                Price::new(&["github"], &[], 2.0),
+                Price::new(&["workspace"], &[], 1.0),
             ],
             "EUR",
         );

@@ -13,14 +13,6 @@ use tollgate_limit::{Priced, Prices};
 use tollgate_meter::GroupBy;
 use tollgate_store::UsageQuestion;
 
-fn price(routes: &[&str], tools: &[&str], per_million_tokens: f64) -> Price {
-    Price {
-        routes: routes.iter().map(|s| (*s).to_owned()).collect(),
-        tools: tools.iter().map(|s| (*s).to_owned()).collect(),
-        per_million_tokens,
-    }
-}
-
 /// Calls: route, virtual server, name, exposed name.
 const CALLS: [(&str, Option<&str>, &str, Option<&str>); 9] = [
     ("github", None, "search_code", None),
@@ -61,11 +53,11 @@ async fn spend_priced_in_sql_is_priced_as_the_gateway_prices() {
     .await;
     let prices = Prices::new(
         vec![
-            price(&["github"], &["search_*"], 10.0),
-            price(&[], &["50%_off"], 5.0),
-            price(&["workspace"], &[], 2.0),
-            price(&["docs"], &["a*b"], 7.0),
-            price(&["github"], &[], 1.0),
+            Price::new(&["github"], &["search_*"], 10.0),
+            Price::new(&[], &["50%_off"], 5.0),
+            Price::new(&["workspace"], &[], 2.0),
+            Price::new(&["docs"], &["a*b"], 7.0),
+            Price::new(&["github"], &[], 1.0),
         ],
         "EUR",
     );

@@ -94,21 +94,13 @@ mod tests {
     use super::*;
     use tollgate_config::Price;
 
-    fn price(routes: &[&str], tools: &[&str], per_million_tokens: f64) -> Price {
-        Price {
-            routes: routes.iter().map(|s| (*s).to_owned()).collect(),
-            tools: tools.iter().map(|s| (*s).to_owned()).collect(),
-            per_million_tokens,
-        }
-    }
-
     #[test]
     fn rules_become_one_case_in_their_order_with_their_lists_as_parameters() {
         let prices = Prices::new(
             vec![
-                price(&["github"], &["search_*"], 10.0),
-                price(&[], &["50%_off"], 5.0),
-                price(&[], &[], 1.0),
+                Price::new(&["github"], &["search_*"], 10.0),
+                Price::new(&[], &["50%_off"], 5.0),
+                Price::new(&[], &[], 1.0),
             ],
             "EUR",
         );
