@@ -306,13 +306,16 @@ fn usage(args: &UsageArgs) -> Result<(), Stop> {
     let (Some(by), false) = (args.by, args.budgets) else {
         return budget_usage(args);
     };
-    let prices = match &args.config {
-        Some(path) => tollgate_server::settings::prices(&load_config(path)?.limits),
-        None => tollgate_limit::Prices::default(),
+    let loaded = match args.config.as_deref() {
+        Some(path) => Some((path, load_config(path)?)),
+        None => None,
     };
+    let prices = loaded.as_ref().map_or_else(tollgate_limit::Prices::default, |(_, l)| {
+        tollgate_server::settings::prices(&l.config.limits)
+    });
     let window = (args.window.since, args.window.until);
     let report = if let Some(url) = &args.fleet.store {
-        Fleet::open(url, args.config.as_deref())?.usage(by, window, &prices)?
+        Fleet::open_loaded(url, loaded.as_ref().map(|(path, l)| (*path, l)))?.usage(by, window, &prices)?
     } else {
         match args.source.open(&args.paths).map_err(Stop::Run)? {
             Some(index) => {
@@ -335,10 +338,11 @@ fn budget_usage(args: &UsageArgs) -> Result<(), Stop> {
         .config
         .as_deref()
         .ok_or_else(|| Stop::Run(anyhow::anyhow!("--budgets needs --config")))?;
-    let settings = tollgate_server::settings::report(&load_config(path)?);
+    let loaded = load_config(path)?;
+    let settings = tollgate_server::settings::report(&loaded.config);
     let now = args.window.until.unwrap_or_else(SystemTime::now);
     if let Some(url) = &args.fleet.store {
-        let fleet = Fleet::open(url, Some(path))?;
+        let fleet = Fleet::open_loaded(url, Some((path, &loaded)))?;
         let rows = match tollgate_report::budgets::window(&settings, now) {
             Some(filter) => {
                 tollgate_report::budgets::report_entries(fleet.records(filter)?, &settings, now).map_err(store_stop)?
@@ -366,10 +370,8 @@ fn print_budgets(rows: &[tollgate_report::BudgetRow], format: UsageOutput) -> Re
 }
 
 /// The configuration at `path`, validated as `serve` would.
-fn load_config(path: &Path) -> Result<tollgate_config::Config, Stop> {
-    tollgate_config::load(path, &tollgate_config::ProcessEnvironment)
-        .map(|l| l.config)
-        .map_err(|e| Stop::Run(anyhow::anyhow!("{e}")))
+fn load_config(path: &Path) -> Result<tollgate_config::Loaded, Stop> {
+    tollgate_config::load(path, &tollgate_config::ProcessEnvironment).map_err(|e| Stop::Run(anyhow::anyhow!("{e}")))
 }
 
 /// Classify a read or parse error of a query or report.

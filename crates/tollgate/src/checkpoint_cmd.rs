@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use tollgate_audit::{CheckpointKeys, CheckpointReport, CheckpointSigner};
 
 use crate::audit_cmd::Stop;
-use crate::fleet_cmd::{Fleet, StoreSource, store_stop};
+use crate::fleet_cmd::{Fleet, StoreSource, load, store_stop};
 
 /// `tollgate audit verify`'s checkpoint options.
 #[derive(clap::Args)]
@@ -60,9 +60,11 @@ pub(crate) fn verify(paths: &[PathBuf], args: &CheckpointArgs) -> Result<Option<
     if !args.checkpoints {
         return Ok(None);
     }
-    let keys = keys(args)?;
+    let loaded = args.config.as_deref().map(|path| Ok((path, load(path)?))).transpose()?;
+    let config = loaded.as_ref().map(|(path, l)| (*path, l));
+    let keys = keys(args, config.map(|(_, l)| l))?;
     let url = args.fleet.store.as_deref().unwrap_or_default();
-    let fleet = Fleet::open(url, args.config.as_deref())?;
+    let fleet = Fleet::open_loaded(url, config)?;
     let replica = match &args.replica {
         Some(r) => r.clone(),
         None => replica_of(&fleet, paths)?,
@@ -79,12 +81,12 @@ pub(crate) fn verify(paths: &[PathBuf], args: &CheckpointArgs) -> Result<Option<
     Ok(Some(summary(&replica, &report)))
 }
 
-/// The trusted keys: the configuration's and `--public-key`'s.
-fn keys(args: &CheckpointArgs) -> Result<CheckpointKeys, Stop> {
+/// The trusted keys: the configuration's (`loaded`, from `--config`) and
+/// `--public-key`'s.
+fn keys(args: &CheckpointArgs, loaded: Option<&tollgate_config::Loaded>) -> Result<CheckpointKeys, Stop> {
     let mut listed = args.public_keys.clone();
-    if let Some(path) = &args.config {
-        let loaded = crate::load(path).ok_or_else(|| Stop::Run(anyhow::anyhow!("{} is not valid", path.display())))?;
-        listed.extend(loaded.config.audit.checkpoint_public_keys);
+    if let Some(loaded) = loaded {
+        listed.extend(loaded.config.audit.checkpoint_public_keys.iter().cloned());
     }
     if listed.is_empty() {
         return Err(Stop::Run(anyhow::anyhow!(

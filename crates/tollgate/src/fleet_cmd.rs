@@ -41,10 +41,19 @@ impl Fleet {
     /// The store at `url`, or when it is empty the `[store] postgres` of
     /// the configuration at `config`.
     pub(crate) fn open(url: &str, config: Option<&Path>) -> Result<Fleet, Stop> {
+        let loaded = match config.filter(|_| url.is_empty()) {
+            Some(path) => Some((path, load(path)?)),
+            None => None,
+        };
+        Fleet::open_loaded(url, loaded.as_ref().map(|(path, l)| (*path, l)))
+    }
+
+    /// [`Fleet::open`] with the configuration already loaded (`path`, as
+    /// loaded).
+    pub(crate) fn open_loaded(url: &str, config: Option<(&Path, &tollgate_config::Loaded)>) -> Result<Fleet, Stop> {
         let settings = if url.is_empty() {
-            let path = config.ok_or_else(|| run_err(anyhow::anyhow!("--store without a URL needs --config")))?;
-            let loaded =
-                crate::load(path).ok_or_else(|| run_err(anyhow::anyhow!("{} is not valid", path.display())))?;
+            let (path, loaded) =
+                config.ok_or_else(|| run_err(anyhow::anyhow!("--store without a URL needs --config")))?;
             let pg = loaded
                 .store
                 .as_ref()
@@ -123,4 +132,9 @@ pub(crate) fn store_stop(e: StoreError) -> Stop {
 
 fn run_err(e: anyhow::Error) -> Stop {
     Stop::Run(e)
+}
+
+/// The configuration at `path` (its errors already printed when invalid).
+pub(crate) fn load(path: &Path) -> Result<tollgate_config::Loaded, Stop> {
+    crate::load(path).ok_or_else(|| run_err(anyhow::anyhow!("{} is not valid", path.display())))
 }
