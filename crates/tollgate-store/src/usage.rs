@@ -175,9 +175,14 @@ struct Window {
 
 impl Window {
     fn of(q: &UsageQuestion) -> Window {
+        Window::between(q.since, q.until)
+    }
+
+    /// Calls at or after `since` and before `until` (either open).
+    fn between(since: Option<SystemTime>, until: Option<SystemTime>) -> Window {
         let mut conds = String::from("TRUE");
         let mut bounds = Vec::new();
-        for (op, t) in [(">=", q.since), ("<", q.until)] {
+        for (op, t) in [(">=", since), ("<", until)] {
             if let Some(t) = t {
                 bounds.push(ceil_micros(t));
                 conds.push_str(&format!(" AND time {op} ${}", bounds.len()));

@@ -19,7 +19,7 @@ use tollgate_audit::{CallRecord, Checkpoint, CheckpointKeys, Filter};
 use tollgate_meter::{GroupBy, UsageReport};
 use tollgate_store::{Located, Steps, Store, StoreError, StoredCall, UsageQuestion};
 
-use super::overview::{Bucket, Counts, Failed};
+use super::overview::{Counts, Failed};
 
 use crate::caller::Caller;
 use crate::error::ConsoleError;
@@ -106,20 +106,10 @@ pub(super) async fn overview(
     let (tools, _) = store.usage(question(GroupBy::Tool), &unpriced).await?;
     let steps = Steps { start, seconds, count };
     let activity = store.activity(since, until, steps).await?;
-    let series = activity
-        .steps
-        .iter()
-        .map(|a| Bucket {
-            calls: a.calls,
-            errors: a.errors,
-            denied: a.denied,
-            failed: a.failed,
-        })
-        .collect();
     Ok(Counts {
         servers,
         tools,
-        series,
+        series: activity.steps,
         failed: (Failed(activity.failed_by_server), Failed(activity.failed_by_tool)),
     })
 }

@@ -17,6 +17,7 @@ use axum::extract::{Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_meter::{GroupBy, Usage, UsageReport, UsageSample};
+use tollgate_store::ActivityStep;
 
 use super::{window, with_index};
 use crate::caller::Caller;
@@ -32,20 +33,11 @@ pub(crate) struct OverviewQuery {
     window: Option<String>,
 }
 
-/// A step of the series.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Bucket {
-    pub(super) calls: u64,
-    pub(super) errors: u64,
-    pub(super) denied: u64,
-    pub(super) failed: u64,
-}
-
 /// What the overview shows, from either source.
 pub(super) struct Counts {
     pub(super) servers: UsageReport,
     pub(super) tools: UsageReport,
-    pub(super) series: Vec<Bucket>,
+    pub(super) series: Vec<ActivityStep>,
     /// Failures per server and per tool.
     pub(super) failed: (Failed, Failed),
 }
@@ -94,7 +86,7 @@ pub(crate) async fn overview(
     } = counts;
     let series: Vec<Value> = (0..)
         .zip(series)
-        .map(|(i, b): (u64, Bucket)| {
+        .map(|(i, b): (u64, ActivityStep)| {
             json!({"t": start + i * step, "calls": b.calls, "errors": b.errors, "denied": b.denied, "failed": b.failed})
         })
         .collect();
@@ -121,7 +113,7 @@ async fn indexed(
         let mut servers = Usage::new(GroupBy::Server);
         let mut tools = Usage::new(GroupBy::Tool);
         let mut failed = (Failed::default(), Failed::default());
-        let mut series = vec![Bucket::default(); usize::try_from(BUCKETS).unwrap_or(60)];
+        let mut series = vec![ActivityStep::default(); usize::try_from(BUCKETS).unwrap_or(60)];
         index.calls(Some(since), Some(until), |c| {
             servers.add(&c.usage);
             failed.0.add(GroupBy::Server, &c.usage);

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use tokio_postgres::types::ToSql;
 use tollgate_meter::{GroupBy, NONE_KEY};
 
-use super::{UsageQuestion, Window, key_sql};
+use super::{Window, key_sql};
 use crate::Store;
 use crate::error::{Result, StoreError};
 
@@ -65,12 +65,7 @@ impl Store {
     ///
     /// The store cannot be reached or refused the query.
     pub async fn activity(&self, since: SystemTime, until: SystemTime, steps: Steps) -> Result<Activity> {
-        let window = Window::of(&UsageQuestion {
-            by: GroupBy::Server,
-            since: Some(since),
-            until: Some(until),
-            step: None,
-        });
+        let window = Window::between(Some(since), Some(until));
         let numbers = [steps.start, steps.seconds.max(1), steps.count.saturating_sub(1)]
             .map(|n| i64::try_from(n).unwrap_or(i64::MAX));
         let mut params = window.params();
