@@ -17,10 +17,10 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{START, Traffic, write};
+use common::{START, Traffic, bench_size, write};
 use tollgate_audit::{Filter, Phase};
 use tollgate_index::{Index, IndexedCall};
 use tollgate_meter::{GroupBy, Usage};
@@ -28,14 +28,7 @@ use tollgate_meter::{GroupBy, Usage};
 const DAYS: u64 = 92;
 
 fn main() {
-    let records: u64 = std::env::var("INDEX_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
-    let root = std::env::var("INDEX_BENCH_DIR").map(PathBuf::from).unwrap_or_else(|_| {
-        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        PathBuf::from(target).join("index-bench")
-    });
+    let (records, root) = bench_size("INDEX_BENCH", "index-bench");
     let trail = root.join(format!("trail-{records}"));
     let written = ensure_trail(&trail, records);
     let bytes: u64 = tollgate_audit::trail_files(std::slice::from_ref(&trail))

@@ -32,10 +32,10 @@ mod common;
 #[path = "../../../tests/src/postgres.rs"]
 mod postgres;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{START, Traffic, write};
+use common::{START, Traffic, bench_size, write};
 use tollgate_audit::Filter;
 use tollgate_config::Price;
 use tollgate_limit::Prices;
@@ -56,14 +56,7 @@ const TUNING: [&str; 4] = [
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let records: u64 = std::env::var("STORE_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
-    let root = std::env::var("STORE_BENCH_DIR").map(PathBuf::from).unwrap_or_else(|_| {
-        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        PathBuf::from(target).join("store-bench")
-    });
+    let (records, root) = bench_size("STORE_BENCH", "store-bench");
     let mut pg = postgres::PostgresServer::start().await;
     for setting in TUNING {
         pg.psql(&format!("ALTER SYSTEM SET {setting}")).await;

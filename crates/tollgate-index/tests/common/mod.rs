@@ -3,7 +3,7 @@
 
 #![allow(dead_code, unreachable_pub, reason = "each target uses a subset")]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -139,4 +139,26 @@ pub fn write(dir: &Path, records: impl IntoIterator<Item = CallRecord>) {
         assert!(matches!(handle.record(r), tollgate_audit::Recorded::Queued));
     }
     worker.close_blocking().unwrap();
+}
+
+/// A benchmark's size and scratch directory, from the environment its
+/// script sets: `{prefix}_RECORDS` records (default 10 million) under
+/// `{prefix}_DIR` (default `$CARGO_TARGET_DIR/{name}`).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark's size and place come from its script"
+)]
+pub fn bench_size(prefix: &str, name: &str) -> (u64, PathBuf) {
+    let records = std::env::var(format!("{prefix}_RECORDS"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let root = std::env::var(format!("{prefix}_DIR")).map_or_else(
+        |_| {
+            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+            PathBuf::from(target).join(name)
+        },
+        PathBuf::from,
+    );
+    (records, root)
 }
