@@ -20,7 +20,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{START, Traffic, bench_size, write};
+use common::{Traffic, bench_size, subject_month, write};
 use tollgate_audit::{Filter, Phase};
 use tollgate_index::{Index, IndexedCall};
 use tollgate_meter::{GroupBy, Usage};
@@ -48,14 +48,7 @@ fn main() {
     assert_eq!(progress.records, records);
     let index_bytes = index_path.metadata().unwrap().len();
 
-    let month = (at(30), at(60));
-    let subject = "user00421@example.com";
-    let filter = Filter {
-        subject: Some(subject.into()),
-        since: Some(month.0),
-        until: Some(month.1),
-        ..Filter::default()
-    };
+    let (month, filter) = subject_month();
     let (query_time, hits) = best_of(3, || index.query(filter.clone()).unwrap().filter(Result::is_ok).count());
     let (usage_time, teams) = best_of(3, || usage_from_index(&index, month));
     let (scan_query, scan_hits) = timed(|| {
@@ -91,10 +84,6 @@ fn main() {
         ms(usage_time),
         ms(scan_usage)
     );
-}
-
-fn at(days: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(START + days * 86_400)
 }
 
 fn ensure_trail(trail: &Path, records: u64) -> bool {

@@ -35,7 +35,7 @@ mod postgres;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{START, Traffic, bench_size, write};
+use common::{Traffic, bench_size, subject_month, write};
 use tollgate_audit::Filter;
 use tollgate_config::Price;
 use tollgate_limit::Prices;
@@ -83,14 +83,7 @@ async fn main() {
         eprintln!("the store: {} (for {secs} s)", pg.url());
         tokio::time::sleep(Duration::from_secs(secs)).await;
     }
-    let month = (at(30), at(60));
-    let subject = "user00421@example.com";
-    let filter = Filter {
-        subject: Some(subject.into()),
-        since: Some(month.0),
-        until: Some(month.1),
-        ..Filter::default()
-    };
+    let (month, filter) = subject_month();
     let (query_time, hits) = best_of(3, || async {
         let mut records = store.records(filter.clone()).await.unwrap();
         let mut n = 0;
@@ -242,10 +235,6 @@ async fn streamed_usage(
     let mut report = usage.finish();
     report.currency = prices.currency().map(str::to_owned);
     report
-}
-
-fn at(days: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(START + days * 86_400)
 }
 
 async fn best_of<T, F: Future<Output = T>>(n: usize, mut f: impl FnMut() -> F) -> (Duration, T) {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use tollgate_audit::{AuditSink, CallRecord, Decision, Durability, Outcome, Phase, PolicyMode, SinkSettings};
+use tollgate_audit::{AuditSink, CallRecord, Decision, Durability, Filter, Outcome, Phase, PolicyMode, SinkSettings};
 use tollgate_core::{Era, Principal, PrincipalKind};
 
 /// 2026-09-01T00:00:00Z.
@@ -161,4 +161,23 @@ pub fn bench_size(prefix: &str, name: &str) -> (u64, PathBuf) {
         PathBuf::from,
     );
     (records, root)
+}
+
+/// `days` days after [`START`].
+pub fn day(days: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(START + days * 86_400)
+}
+
+/// The benchmarks' first question, asked of every source the same way:
+/// one subject's calls over a month of the generated traffic (days 30 to
+/// 60), and that month.
+pub fn subject_month() -> ((SystemTime, SystemTime), Filter) {
+    let month = (day(30), day(60));
+    let filter = Filter {
+        subject: Some("user00421@example.com".into()),
+        since: Some(month.0),
+        until: Some(month.1),
+        ..Filter::default()
+    };
+    (month, filter)
 }
